@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what lutra needs, builds everything (clang, ASan+UBSan, warnings as errors) and runs
+# the whole test suite. This is the README's test command and what CI runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packaging/install-deps.sh
+cmake --preset asan -DLUTRA_WERROR=ON >/dev/null
+cmake --build --preset asan -- -k 0
+ctest --preset asan --parallel "$(nproc)" "$@"
