@@ -11,7 +11,7 @@ packages=(
   libisal-dev libibverbs-dev librdmacm-dev ibverbs-providers rdma-core
   # ctld
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libsqlite3-dev sqlite3 libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
+  libsqlite3-dev sqlite3 libyaml-cpp-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev
   # console (Qt Charts needs the OpenGL dev package, only a Recommends of qt6-base-dev)
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
   # GUI tests without a display
