@@ -7,11 +7,10 @@
 #include "core/params/registry.h"
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <deque>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -74,12 +73,9 @@ private:
 
 json specToJson(const Spec &spec)
 {
-    json out{{"name", spec.name},
-             {"type", typeName(spec.type)},
-             {"unit", unitName(spec.unit)},
-             {"writable", spec.writable},
-             {"help", spec.help},
-             {"allowed", describeAllowed(spec)}};
+    json out{{"name", spec.name},           {"type", typeName(spec.type)},
+             {"unit", unitName(spec.unit)}, {"writable", spec.writable},
+             {"help", spec.help},           {"allowed", describeAllowed(spec)}};
     if (spec.type == Type::integer || spec.type == Type::size || spec.type == Type::duration) {
         out["min"] = spec.min;
         out["max"] = spec.max;
@@ -173,7 +169,8 @@ int setCommand(Registry &registry, const std::vector<std::string> &assignments, 
     if (asJson) {
         json out{{"ok", result.status.ok()}, {"errors", json::array()}, {"results", json::array()}};
         for (const auto &error : result.errors) {
-            out["errors"].push_back({{"code", errcName(error.code())}, {"message", error.message()}});
+            out["errors"].push_back(
+                {{"code", errcName(error.code())}, {"message", error.message()}});
         }
         for (const auto &r : result.results) {
             out["results"].push_back({{"name", r.name},
@@ -220,8 +217,10 @@ bool validInstances(const char *option, const std::vector<std::string> &names)
 {
     for (const auto &name : names) {
         if (!isValidName(name) || name.find('.') != std::string::npos) {
-            std::fprintf(stderr, "error: %s: '%s' is not a valid instance name (letters, digits, "
-                                 "'_' and '-')\n", option, name.c_str());
+            std::fprintf(stderr,
+                         "error: %s: '%s' is not a valid instance name (letters, digits, "
+                         "'_' and '-')\n",
+                         option, name.c_str());
             return false;
         }
     }

@@ -37,14 +37,17 @@ private slots:
     {
         const Run run = runParams({"get", "osc.*.max_pages_per_rpc"});
         QCOMPARE(run.exitCode, 0);
-        QCOMPARE(run.out, QString("osc.ost0.max_pages_per_rpc=1024\nosc.ost1.max_pages_per_rpc=1024\n"));
-        const Run values = runParams({"--targets", "ostA", "get", "-n", "osc.ostA.max_rpcs_in_flight"});
+        QCOMPARE(run.out,
+                 QString("osc.ost0.max_pages_per_rpc=1024\nosc.ost1.max_pages_per_rpc=1024\n"));
+        const Run values =
+            runParams({"--targets", "ostA", "get", "-n", "osc.ostA.max_rpcs_in_flight"});
         QCOMPARE(values.out, QString("8\n"));
     }
 
     void setReportsEachChange()
     {
-        const Run run = runParams({"set", "osc.*.max_pages_per_rpc=16M", "llite.lutra.max_read_ahead_mb=2G"});
+        const Run run =
+            runParams({"set", "osc.*.max_pages_per_rpc=16M", "llite.lutra.max_read_ahead_mb=2G"});
         QCOMPARE(run.exitCode, 0);
         QCOMPARE(run.out, QString("osc.ost0.max_pages_per_rpc: 1024 -> 4096\n"
                                   "osc.ost1.max_pages_per_rpc: 1024 -> 4096\n"
@@ -53,7 +56,8 @@ private slots:
 
     void badBatchChangesNothingAndSaysWhy()
     {
-        const Run run = runParams({"set", "osc.ost0.max_pages_per_rpc=8M", "osc.ost0.max_dirty_mb=512K"});
+        const Run run =
+            runParams({"set", "osc.ost0.max_pages_per_rpc=8M", "osc.ost0.max_dirty_mb=512K"});
         QCOMPARE(run.exitCode, 1);
         QVERIFY(run.out.isEmpty());
         QVERIFY2(run.err.contains("error: osc.ost0.max_dirty_mb=512K: not a whole number of MiB"),
@@ -66,7 +70,8 @@ private slots:
 
     void jsonForScripts()
     {
-        const Run run = runParams({"--json", "set", "osc.ost0.max_rpcs_in_flight=16", "osc.ost1.max_rpcs_in_flight=999"});
+        const Run run = runParams(
+            {"--json", "set", "osc.ost0.max_rpcs_in_flight=16", "osc.ost1.max_rpcs_in_flight=999"});
         QCOMPARE(run.exitCode, 1);
         const QJsonObject doc = QJsonDocument::fromJson(run.out.toUtf8()).object();
         QCOMPARE(doc["ok"].toBool(true), false);

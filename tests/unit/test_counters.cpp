@@ -16,10 +16,10 @@ private slots:
     void rendersLustreFormat()
     {
         CounterSnapshot snap;
-        snap.startTime = WallClock::time_point(duration_cast<WallClock::duration>(
-            seconds(1700000000) + nanoseconds(123456789)));
-        snap.snapshotTime = WallClock::time_point(duration_cast<WallClock::duration>(
-            seconds(1700000005) + nanoseconds(500000000)));
+        snap.startTime = WallClock::time_point(
+            duration_cast<WallClock::duration>(seconds(1700000000) + nanoseconds(123456789)));
+        snap.snapshotTime = WallClock::time_point(
+            duration_cast<WallClock::duration>(seconds(1700000005) + nanoseconds(500000000)));
         snap.counters = {{"hits", "pages", 4092, false, 0, 0, 0},
                          {"misses", "pages", 0, false, 0, 0, 0},
                          {"readahead_pages", "pages", 12, false, 0, 0, 0},
@@ -38,12 +38,24 @@ private slots:
     {
         const auto defs = catalog::readAheadStatDefs();
         QCOMPARE(defs.size(), std::size_t(18));
-        const std::vector<std::string> expected{
-            "hits", "misses", "readpage_not_consecutive", "miss_inside_window",
-            "failed_grab_cache_page", "failed_lock_match", "read_but_discarded",
-            "zero_length_file", "zero_size_window", "readahead_to_eof", "hit_max_readahead_issue",
-            "wrong_page_from_grab_cache_page", "failed_to_reach_end", "async_readahead",
-            "failed_to_fast_read", "mmap_range_read", "readahead_pages", "forceread_pages"};
+        const std::vector<std::string> expected{"hits",
+                                                "misses",
+                                                "readpage_not_consecutive",
+                                                "miss_inside_window",
+                                                "failed_grab_cache_page",
+                                                "failed_lock_match",
+                                                "read_but_discarded",
+                                                "zero_length_file",
+                                                "zero_size_window",
+                                                "readahead_to_eof",
+                                                "hit_max_readahead_issue",
+                                                "wrong_page_from_grab_cache_page",
+                                                "failed_to_reach_end",
+                                                "async_readahead",
+                                                "failed_to_fast_read",
+                                                "mmap_range_read",
+                                                "readahead_pages",
+                                                "forceread_pages"};
         for (std::size_t i = 0; i < expected.size(); ++i) {
             QCOMPARE(defs[i].name, expected[i]);
             QCOMPARE(defs[i].unit, std::string("pages"));
@@ -117,7 +129,8 @@ private slots:
         QCOMPARE(again.counters[1].max, std::int64_t(7));
         const std::string text = block.render(WallClock::now());
         QVERIFY(text.find("hits") == std::string::npos);
-        QVERIFY(text.find("lat                       1 samples [usecs] 7 7 7\n") != std::string::npos);
+        QVERIFY(text.find("lat                       1 samples [usecs] 7 7 7\n") !=
+                std::string::npos);
     }
 
     void shardsArePowerOfTwo()

@@ -94,7 +94,8 @@ private slots:
         QVERIFY(m_registry->add(lru, lruBinding).ok());
 
         Spec lockCount = catalog::ldlmSpecs("ost0")[2];
-        QVERIFY(m_registry->add(lockCount, {[this] { return Value(m_lockCount.load()); }, {}, {}}).ok());
+        QVERIFY(m_registry->add(lockCount, {[this] { return Value(m_lockCount.load()); }, {}, {}})
+                    .ok());
 
         // Like Lustre's per-file readahead limit, the component keeps at most 100 here.
         Spec perFile = catalog::lliteSpecs("lutra")[2];
@@ -225,7 +226,8 @@ private slots:
     void failingApplyIsRolledBack()
     {
         std::vector<ChangeEvent> events;
-        auto subscription = m_registry->subscribe([&](const ChangeEvent &e) { events.push_back(e); });
+        auto subscription =
+            m_registry->subscribe([&](const ChangeEvent &e) { events.push_back(e); });
         const auto assignments = batch({{"osc.ost0.max_pages_per_rpc", "256"},
                                         {"osc.ost0.max_rpcs_in_flight", "32"},
                                         {"test.fragile", "13"},
@@ -250,7 +252,8 @@ private slots:
 
     void clampIsReportedNotHidden()
     {
-        auto result = m_registry->set(batch({{"llite.lutra.max_read_ahead_per_file_mb", "500"}}), "t");
+        auto result =
+            m_registry->set(batch({{"llite.lutra.max_read_ahead_per_file_mb", "500"}}), "t");
         QVERIFY(result.status.ok());
         QCOMPARE(result.results.size(), std::size_t(1));
         QVERIFY(result.results[0].clamped);
@@ -266,9 +269,9 @@ private slots:
         QVERIFY(!failed.status.ok());
         QCOMPARE(m_lruClears.load(), 0);
 
-        auto ok = m_registry->set(batch({{"ldlm.namespaces.*.lru_size", "clear"},
-                                        {"osc.ost0.max_pages_per_rpc", "8"}}),
-                                 "t");
+        auto ok = m_registry->set(
+            batch({{"ldlm.namespaces.*.lru_size", "clear"}, {"osc.ost0.max_pages_per_rpc", "8"}}),
+            "t");
         QVERIFY(ok.status.ok());
         QCOMPARE(m_lruClears.load(), 1);
         QCOMPARE(m_ost0.maxPages.load(), 8);
@@ -281,9 +284,8 @@ private slots:
 
     void laterAssignmentWins()
     {
-        auto result = m_registry->set(batch({{"osc.*.max_pages_per_rpc", "16M"},
-                                            {"osc.ost1.max_pages_per_rpc", "1M"}}),
-                                     "t");
+        auto result = m_registry->set(
+            batch({{"osc.*.max_pages_per_rpc", "16M"}, {"osc.ost1.max_pages_per_rpc", "1M"}}), "t");
         QVERIFY(result.status.ok());
         QCOMPARE(result.results.size(), std::size_t(2));
         QCOMPARE(m_ost0.maxPages.load(), 4096);
@@ -293,8 +295,10 @@ private slots:
     void notificationSaysWhoChangedWhat()
     {
         std::vector<ChangeEvent> events;
-        auto subscription = m_registry->subscribe([&](const ChangeEvent &e) { events.push_back(e); });
-        QVERIFY(m_registry->set(batch({{"osc.ost0.max_rpcs_in_flight", "4"}}), "ctld:admin").status.ok());
+        auto subscription =
+            m_registry->subscribe([&](const ChangeEvent &e) { events.push_back(e); });
+        QVERIFY(m_registry->set(batch({{"osc.ost0.max_rpcs_in_flight", "4"}}), "ctld:admin")
+                    .status.ok());
         QCOMPARE(events.size(), std::size_t(1));
         QCOMPARE(events[0].principal, std::string("ctld:admin"));
         QCOMPARE(events[0].results.size(), std::size_t(1));
@@ -313,9 +317,10 @@ private slots:
         std::atomic<std::int64_t> cell{3};
         {
             ParamGroup group(*m_registry);
-            QVERIFY(group.add({"llite.scratch.fast_read", Type::boolean, Unit::none, 0, 1,
-                               std::int64_t{1}},
-                              bindCell(cell))
+            QVERIFY(group
+                        .add({"llite.scratch.fast_read", Type::boolean, Unit::none, 0, 1,
+                              std::int64_t{1}},
+                             bindCell(cell))
                         .ok());
             QVERIFY(m_registry->get("llite.scratch.fast_read").ok());
             QVERIFY(m_registry->schemaGeneration() > before);
@@ -326,16 +331,19 @@ private slots:
     void counterBlocks()
     {
         CounterBlock stats(catalog::readAheadStatDefs());
-        QVERIFY(m_registry->addStats("llite.lutra.read_ahead_stats",
-                                    std::string(catalog::kReadAheadStatsHelp), stats)
+        QVERIFY(m_registry
+                    ->addStats("llite.lutra.read_ahead_stats",
+                               std::string(catalog::kReadAheadStatsHelp), stats)
                     .ok());
         stats.add(catalog::ra_hits, 10);
         stats.add(catalog::ra_misses, 2);
         auto text = m_registry->get("llite.*.read_ahead_stats");
         QVERIFY(text.ok());
         const std::string &rendered = (*text)[0].value;
-        QVERIFY(rendered.find("hits                      10 samples [pages]\n") != std::string::npos);
-        QVERIFY(rendered.find("misses                    2 samples [pages]\n") != std::string::npos);
+        QVERIFY(rendered.find("hits                      10 samples [pages]\n") !=
+                std::string::npos);
+        QVERIFY(rendered.find("misses                    2 samples [pages]\n") !=
+                std::string::npos);
 
         auto snapshots = m_registry->counters("llite.lutra.read_ahead_stats");
         QVERIFY(snapshots.ok());

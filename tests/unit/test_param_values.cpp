@@ -15,10 +15,12 @@ Spec makeSpec(const QString &kind)
     if (kind == "pages") {
         spec = {"osc.ost0.max_pages_per_rpc", Type::size, Unit::pages, 1, 4096, std::int64_t{1024}};
     } else if (kind == "mib") {
-        spec = {"llite.lutra.max_read_ahead_mb", Type::size, Unit::mib, 0, 1 << 20, std::int64_t{64}};
+        spec = {
+            "llite.lutra.max_read_ahead_mb", Type::size, Unit::mib, 0, 1 << 20, std::int64_t{64}};
     } else if (kind == "bytes") {
-        spec = {"test.size_bytes", Type::size, Unit::bytes, 0, std::numeric_limits<std::int64_t>::max(),
-                std::int64_t{0}};
+        spec = {
+            "test.size_bytes", Type::size, Unit::bytes, 0, std::numeric_limits<std::int64_t>::max(),
+            std::int64_t{0}};
     } else if (kind == "int") {
         spec = {"osc.ost0.max_rpcs_in_flight", Type::integer, Unit::none, 1, 256, std::int64_t{8}};
     } else if (kind == "signed") {
@@ -29,14 +31,22 @@ Spec makeSpec(const QString &kind)
         spec = {"osc.ost0.checksum_type", Type::enumeration, Unit::none, 0, 0, std::int64_t{0}};
         spec.enumValues = {"crc32c", "none"};
     } else if (kind == "seconds") {
-        spec = {"ldlm.namespaces.ost0.lru_max_age", Type::duration, Unit::seconds, 1, 604800,
+        spec = {"ldlm.namespaces.ost0.lru_max_age",
+                Type::duration,
+                Unit::seconds,
+                1,
+                604800,
                 std::int64_t{3900}};
     } else if (kind == "ms") {
         spec = {"test.timeout", Type::duration, Unit::milliseconds, 0, 60000, std::int64_t{100}};
     } else if (kind == "string") {
         spec = {"jobid_var", Type::string, Unit::none, 0, 0, std::string("procname_uid")};
     } else if (kind == "lru") {
-        spec = {"ldlm.namespaces.ost0.lru_size", Type::integer, Unit::none, 0, 1 << 24,
+        spec = {"ldlm.namespaces.ost0.lru_size",
+                Type::integer,
+                Unit::none,
+                0,
+                1 << 24,
                 std::int64_t{0}};
         spec.specialValues = {{"clear", "cancel unused locks"}};
     } else if (kind == "counters") {
@@ -57,57 +67,102 @@ private slots:
         QTest::addColumn<QString>("text");
         QTest::addColumn<qint64>("expected");
         // max_pages_per_rpc: pages without a unit, bytes -> pages with one.
-        QTest::newRow("pages plain") << "pages" << "1024" << qint64(1024);
-        QTest::newRow("pages 16M") << "pages" << "16M" << qint64(4096);
-        QTest::newRow("pages lower-case 4m") << "pages" << "4m" << qint64(1024);
-        QTest::newRow("pages fraction 1.5M") << "pages" << "1.5M" << qint64(384);
-        QTest::newRow("pages 16K") << "pages" << "16K" << qint64(4);
-        QTest::newRow("pages min 4K") << "pages" << "4K" << qint64(1);
-        QTest::newRow("pages min plain") << "pages" << "1" << qint64(1);
-        QTest::newRow("pages max plain") << "pages" << "4096" << qint64(4096);
-        QTest::newRow("pages trimmed") << "pages" << " 16M \n" << qint64(4096);
+        QTest::newRow("pages plain") << "pages"
+                                     << "1024" << qint64(1024);
+        QTest::newRow("pages 16M") << "pages"
+                                   << "16M" << qint64(4096);
+        QTest::newRow("pages lower-case 4m") << "pages"
+                                             << "4m" << qint64(1024);
+        QTest::newRow("pages fraction 1.5M") << "pages"
+                                             << "1.5M" << qint64(384);
+        QTest::newRow("pages 16K") << "pages"
+                                   << "16K" << qint64(4);
+        QTest::newRow("pages min 4K") << "pages"
+                                      << "4K" << qint64(1);
+        QTest::newRow("pages min plain") << "pages"
+                                         << "1" << qint64(1);
+        QTest::newRow("pages max plain") << "pages"
+                                         << "4096" << qint64(4096);
+        QTest::newRow("pages trimmed") << "pages"
+                                       << " 16M \n"
+                                       << qint64(4096);
         // *_mb: MiB without a unit.
-        QTest::newRow("mib plain") << "mib" << "2048" << qint64(2048);
-        QTest::newRow("mib 2G") << "mib" << "2G" << qint64(2048);
-        QTest::newRow("mib 1.5G") << "mib" << "1.5G" << qint64(1536);
-        QTest::newRow("mib 0.5g") << "mib" << "0.5g" << qint64(512);
-        QTest::newRow("mib 1024K") << "mib" << "1024K" << qint64(1);
-        QTest::newRow("mib max 1T") << "mib" << "1T" << qint64(1 << 20);
-        QTest::newRow("mib min 0") << "mib" << "0" << qint64(0);
-        QTest::newRow("mib 2.0 exact") << "mib" << "2.0" << qint64(2);
+        QTest::newRow("mib plain") << "mib"
+                                   << "2048" << qint64(2048);
+        QTest::newRow("mib 2G") << "mib"
+                                << "2G" << qint64(2048);
+        QTest::newRow("mib 1.5G") << "mib"
+                                  << "1.5G" << qint64(1536);
+        QTest::newRow("mib 0.5g") << "mib"
+                                  << "0.5g" << qint64(512);
+        QTest::newRow("mib 1024K") << "mib"
+                                   << "1024K" << qint64(1);
+        QTest::newRow("mib max 1T") << "mib"
+                                    << "1T" << qint64(1 << 20);
+        QTest::newRow("mib min 0") << "mib"
+                                   << "0" << qint64(0);
+        QTest::newRow("mib 2.0 exact") << "mib"
+                                       << "2.0" << qint64(2);
         // plain byte sizes
-        QTest::newRow("bytes 1.5K") << "bytes" << "1.5K" << qint64(1536);
-        QTest::newRow("bytes 1P") << "bytes" << "1P" << (qint64(1) << 50);
-        QTest::newRow("bytes 3T") << "bytes" << "3T" << (qint64(3) << 40);
-        QTest::newRow("bytes 0.25k") << "bytes" << "0.25k" << qint64(256);
+        QTest::newRow("bytes 1.5K") << "bytes"
+                                    << "1.5K" << qint64(1536);
+        QTest::newRow("bytes 1P") << "bytes"
+                                  << "1P" << (qint64(1) << 50);
+        QTest::newRow("bytes 3T") << "bytes"
+                                  << "3T" << (qint64(3) << 40);
+        QTest::newRow("bytes 0.25k") << "bytes"
+                                     << "0.25k" << qint64(256);
         QTest::newRow("bytes int64 max")
-            << "bytes" << "9223372036854775807" << std::numeric_limits<qint64>::max();
+            << "bytes"
+            << "9223372036854775807" << std::numeric_limits<qint64>::max();
         // integers
-        QTest::newRow("int") << "int" << "8" << qint64(8);
-        QTest::newRow("int min") << "int" << "1" << qint64(1);
-        QTest::newRow("int max") << "int" << "256" << qint64(256);
-        QTest::newRow("int plus sign") << "int" << "+16" << qint64(16);
-        QTest::newRow("signed negative") << "signed" << "-5" << qint64(-5);
-        QTest::newRow("signed min") << "signed" << "-1000" << qint64(-1000);
+        QTest::newRow("int") << "int"
+                             << "8" << qint64(8);
+        QTest::newRow("int min") << "int"
+                                 << "1" << qint64(1);
+        QTest::newRow("int max") << "int"
+                                 << "256" << qint64(256);
+        QTest::newRow("int plus sign") << "int"
+                                       << "+16" << qint64(16);
+        QTest::newRow("signed negative") << "signed"
+                                         << "-5" << qint64(-5);
+        QTest::newRow("signed min") << "signed"
+                                    << "-1000" << qint64(-1000);
         // booleans
-        QTest::newRow("bool 0") << "bool" << "0" << qint64(0);
-        QTest::newRow("bool 1") << "bool" << "1" << qint64(1);
-        QTest::newRow("bool on") << "bool" << "on" << qint64(1);
-        QTest::newRow("bool OFF") << "bool" << "OFF" << qint64(0);
-        QTest::newRow("bool yes") << "bool" << "yes" << qint64(1);
-        QTest::newRow("bool false") << "bool" << "false" << qint64(0);
+        QTest::newRow("bool 0") << "bool"
+                                << "0" << qint64(0);
+        QTest::newRow("bool 1") << "bool"
+                                << "1" << qint64(1);
+        QTest::newRow("bool on") << "bool"
+                                 << "on" << qint64(1);
+        QTest::newRow("bool OFF") << "bool"
+                                  << "OFF" << qint64(0);
+        QTest::newRow("bool yes") << "bool"
+                                  << "yes" << qint64(1);
+        QTest::newRow("bool false") << "bool"
+                                    << "false" << qint64(0);
         // enumerations store the index of the choice
-        QTest::newRow("enum first") << "enum" << "crc32c" << qint64(0);
-        QTest::newRow("enum second") << "enum" << "none" << qint64(1);
+        QTest::newRow("enum first") << "enum"
+                                    << "crc32c" << qint64(0);
+        QTest::newRow("enum second") << "enum"
+                                     << "none" << qint64(1);
         // durations
-        QTest::newRow("seconds plain") << "seconds" << "3900" << qint64(3900);
-        QTest::newRow("seconds 10s") << "seconds" << "10s" << qint64(10);
-        QTest::newRow("seconds 2000ms") << "seconds" << "2000ms" << qint64(2);
-        QTest::newRow("seconds max") << "seconds" << "604800" << qint64(604800);
-        QTest::newRow("ms plain") << "ms" << "250" << qint64(250);
-        QTest::newRow("ms 1.5s") << "ms" << "1.5s" << qint64(1500);
-        QTest::newRow("ms 250MS") << "ms" << "250MS" << qint64(250);
-        QTest::newRow("lru plain") << "lru" << "100" << qint64(100);
+        QTest::newRow("seconds plain") << "seconds"
+                                       << "3900" << qint64(3900);
+        QTest::newRow("seconds 10s") << "seconds"
+                                     << "10s" << qint64(10);
+        QTest::newRow("seconds 2000ms") << "seconds"
+                                        << "2000ms" << qint64(2);
+        QTest::newRow("seconds max") << "seconds"
+                                     << "604800" << qint64(604800);
+        QTest::newRow("ms plain") << "ms"
+                                  << "250" << qint64(250);
+        QTest::newRow("ms 1.5s") << "ms"
+                                 << "1.5s" << qint64(1500);
+        QTest::newRow("ms 250MS") << "ms"
+                                  << "250MS" << qint64(250);
+        QTest::newRow("lru plain") << "lru"
+                                   << "100" << qint64(100);
     }
 
     void parsesValid()
@@ -134,46 +189,89 @@ private slots:
         QTest::addColumn<QString>("reason");
         const int invalid = int(Errc::invalid_argument);
         const int range = int(Errc::out_of_range);
-        QTest::newRow("pages zero") << "pages" << "0" << range << "out of range";
-        QTest::newRow("pages above max") << "pages" << "4097" << range << "out of range";
-        QTest::newRow("pages 32M above max") << "pages" << "32M" << range << "out of range";
-        QTest::newRow("pages 2K not whole") << "pages" << "2K" << invalid << "not a whole number of pages";
-        QTest::newRow("pages word") << "pages" << "lots" << invalid << "not a number";
-        QTest::newRow("pages empty") << "pages" << "" << invalid << "empty value";
-        QTest::newRow("pages blank") << "pages" << "  " << invalid << "empty value";
-        QTest::newRow("pages unknown suffix") << "pages" << "16Q" << invalid << "unknown unit suffix 'Q'";
-        QTest::newRow("pages MB suffix") << "pages" << "16MB" << invalid << "unknown unit suffix 'MB'";
-        QTest::newRow("pages dot only") << "pages" << "1." << invalid << "no digits after the decimal point";
-        QTest::newRow("pages space inside") << "pages" << "16 M" << invalid << "unknown unit suffix ' M'";
-        QTest::newRow("mib fraction no unit") << "mib" << "1.5" << invalid << "not a whole number of MiB";
-        QTest::newRow("mib 512K") << "mib" << "512K" << invalid << "not a whole number of MiB";
-        QTest::newRow("mib above max") << "mib" << "2T" << range << "out of range";
-        QTest::newRow("mib negative") << "mib" << "-1" << range << "out of range";
-        QTest::newRow("mib huge") << "mib" << "100000000000000000000" << range << "number too large";
-        QTest::newRow("mib overflow via suffix") << "mib" << "9999999999999999P" << range << "number too large";
-        QTest::newRow("bytes 0.1K") << "bytes" << "0.1K" << invalid << "not a whole number of bytes";
-        QTest::newRow("bytes 10 decimals") << "bytes" << "1.0000000001K" << invalid << "more than 9 decimal places";
-        QTest::newRow("bytes int64 max + 1") << "bytes" << "9223372036854775808" << range << "number too large";
-        QTest::newRow("int zero") << "int" << "0" << range << "out of range";
-        QTest::newRow("int above max") << "int" << "257" << range << "out of range";
-        QTest::newRow("int with suffix") << "int" << "8K" << invalid << "an integer takes no unit suffix";
-        QTest::newRow("int fraction") << "int" << "8.5" << invalid << "not a whole number";
-        QTest::newRow("int hex") << "int" << "0x10" << invalid << "an integer takes no unit suffix";
-        QTest::newRow("int sign only") << "int" << "-" << invalid << "not a number";
-        QTest::newRow("signed below min") << "signed" << "-1001" << range << "out of range";
-        QTest::newRow("bool 2") << "bool" << "2" << invalid << "not a boolean";
-        QTest::newRow("bool word") << "bool" << "maybe" << invalid << "not a boolean";
-        QTest::newRow("enum unknown") << "enum" << "adler" << invalid << "not a known choice";
-        QTest::newRow("enum case") << "enum" << "CRC32C" << invalid << "not a known choice";
-        QTest::newRow("seconds 1500ms") << "seconds" << "1500ms" << invalid << "not a whole number of s";
-        QTest::newRow("seconds hours") << "seconds" << "1h" << invalid << "unknown unit suffix 'h'";
-        QTest::newRow("seconds zero") << "seconds" << "0" << range << "out of range";
-        QTest::newRow("seconds size suffix") << "seconds" << "1M" << invalid << "unknown unit suffix 'M'";
-        QTest::newRow("ms above max") << "ms" << "61s" << range << "out of range";
-        QTest::newRow("string too long") << "string" << QString(256, 'x') << invalid << "text too long";
-        QTest::newRow("string control char") << "string" << "SLURM\x01" << invalid << "unprintable";
-        QTest::newRow("lru special misspelled") << "lru" << "clr" << invalid << "not a number";
-        QTest::newRow("counters number") << "counters" << "5" << invalid << "a counter block cannot be set";
+        QTest::newRow("pages zero") << "pages"
+                                    << "0" << range << "out of range";
+        QTest::newRow("pages above max") << "pages"
+                                         << "4097" << range << "out of range";
+        QTest::newRow("pages 32M above max") << "pages"
+                                             << "32M" << range << "out of range";
+        QTest::newRow("pages 2K not whole") << "pages"
+                                            << "2K" << invalid << "not a whole number of pages";
+        QTest::newRow("pages word") << "pages"
+                                    << "lots" << invalid << "not a number";
+        QTest::newRow("pages empty") << "pages"
+                                     << "" << invalid << "empty value";
+        QTest::newRow("pages blank") << "pages"
+                                     << "  " << invalid << "empty value";
+        QTest::newRow("pages unknown suffix") << "pages"
+                                              << "16Q" << invalid << "unknown unit suffix 'Q'";
+        QTest::newRow("pages MB suffix") << "pages"
+                                         << "16MB" << invalid << "unknown unit suffix 'MB'";
+        QTest::newRow("pages dot only") << "pages"
+                                        << "1." << invalid << "no digits after the decimal point";
+        QTest::newRow("pages space inside") << "pages"
+                                            << "16 M" << invalid << "unknown unit suffix ' M'";
+        QTest::newRow("mib fraction no unit") << "mib"
+                                              << "1.5" << invalid << "not a whole number of MiB";
+        QTest::newRow("mib 512K") << "mib"
+                                  << "512K" << invalid << "not a whole number of MiB";
+        QTest::newRow("mib above max") << "mib"
+                                       << "2T" << range << "out of range";
+        QTest::newRow("mib negative") << "mib"
+                                      << "-1" << range << "out of range";
+        QTest::newRow("mib huge") << "mib"
+                                  << "100000000000000000000" << range << "number too large";
+        QTest::newRow("mib overflow via suffix")
+            << "mib"
+            << "9999999999999999P" << range << "number too large";
+        QTest::newRow("bytes 0.1K") << "bytes"
+                                    << "0.1K" << invalid << "not a whole number of bytes";
+        QTest::newRow("bytes 10 decimals")
+            << "bytes"
+            << "1.0000000001K" << invalid << "more than 9 decimal places";
+        QTest::newRow("bytes int64 max + 1")
+            << "bytes"
+            << "9223372036854775808" << range << "number too large";
+        QTest::newRow("int zero") << "int"
+                                  << "0" << range << "out of range";
+        QTest::newRow("int above max") << "int"
+                                       << "257" << range << "out of range";
+        QTest::newRow("int with suffix") << "int"
+                                         << "8K" << invalid << "an integer takes no unit suffix";
+        QTest::newRow("int fraction") << "int"
+                                      << "8.5" << invalid << "not a whole number";
+        QTest::newRow("int hex") << "int"
+                                 << "0x10" << invalid << "an integer takes no unit suffix";
+        QTest::newRow("int sign only") << "int"
+                                       << "-" << invalid << "not a number";
+        QTest::newRow("signed below min") << "signed"
+                                          << "-1001" << range << "out of range";
+        QTest::newRow("bool 2") << "bool"
+                                << "2" << invalid << "not a boolean";
+        QTest::newRow("bool word") << "bool"
+                                   << "maybe" << invalid << "not a boolean";
+        QTest::newRow("enum unknown") << "enum"
+                                      << "adler" << invalid << "not a known choice";
+        QTest::newRow("enum case") << "enum"
+                                   << "CRC32C" << invalid << "not a known choice";
+        QTest::newRow("seconds 1500ms") << "seconds"
+                                        << "1500ms" << invalid << "not a whole number of s";
+        QTest::newRow("seconds hours") << "seconds"
+                                       << "1h" << invalid << "unknown unit suffix 'h'";
+        QTest::newRow("seconds zero") << "seconds"
+                                      << "0" << range << "out of range";
+        QTest::newRow("seconds size suffix") << "seconds"
+                                             << "1M" << invalid << "unknown unit suffix 'M'";
+        QTest::newRow("ms above max") << "ms"
+                                      << "61s" << range << "out of range";
+        QTest::newRow("string too long")
+            << "string" << QString(256, 'x') << invalid << "text too long";
+        QTest::newRow("string control char") << "string"
+                                             << "SLURM\x01" << invalid << "unprintable";
+        QTest::newRow("lru special misspelled") << "lru"
+                                                << "clr" << invalid << "not a number";
+        QTest::newRow("counters number") << "counters"
+                                         << "5" << invalid << "a counter block cannot be set";
     }
 
     void rejectsInvalid()

@@ -55,15 +55,15 @@ std::vector<Spec> oscSpecs(std::string_view target)
     std::vector<Spec> specs;
     specs.push_back(number(join("osc", target, "max_pages_per_rpc"), Type::size, Unit::pages, 1,
                            4096, 1024, "pages in one bulk RPC (a size such as 4M is converted)"));
-    specs.push_back(number(join("osc", target, "max_rpcs_in_flight"), Type::integer, Unit::none,
-                           1, 256, 8, "bulk RPCs in flight to this target at once"));
+    specs.push_back(number(join("osc", target, "max_rpcs_in_flight"), Type::integer, Unit::none, 1,
+                           256, 8, "bulk RPCs in flight to this target at once"));
     specs.push_back(number(join("osc", target, "max_dirty_mb"), Type::size, Unit::mib, 1, 65536,
                            512, "dirty cache allowed for this target before writers wait"));
     Spec checksums = number(join("osc", target, "checksums"), Type::boolean, Unit::none, 0, 1, 1,
                             "verify bulk data with per-page checksums");
     specs.push_back(std::move(checksums));
-    Spec checksumType = number(join("osc", target, "checksum_type"), Type::enumeration,
-                               Unit::none, 0, 0, 0, "bulk checksum algorithm (ISA-L)");
+    Spec checksumType = number(join("osc", target, "checksum_type"), Type::enumeration, Unit::none,
+                               0, 0, 0, "bulk checksum algorithm (ISA-L)");
     checksumType.enumValues = {"crc32c"};
     specs.push_back(std::move(checksumType));
     return specs;
@@ -72,8 +72,8 @@ std::vector<Spec> oscSpecs(std::string_view target)
 std::vector<Spec> lliteSpecs(std::string_view fs)
 {
     std::vector<Spec> specs;
-    specs.push_back(number(join("llite", fs, "max_cached_mb"), Type::size, Unit::mib, 1,
-                           1 << 20, 1024, "page cache size; reclaim starts above it"));
+    specs.push_back(number(join("llite", fs, "max_cached_mb"), Type::size, Unit::mib, 1, 1 << 20,
+                           1024, "page cache size; reclaim starts above it"));
     specs.push_back(number(join("llite", fs, "max_read_ahead_mb"), Type::size, Unit::mib, 0,
                            1 << 20, 64, "readahead budget of this mount (0 disables readahead)"));
     specs.push_back(number(join("llite", fs, "max_read_ahead_per_file_mb"), Type::size, Unit::mib,

@@ -56,8 +56,8 @@ CounterBlock::CounterBlock(std::vector<CounterDef> defs, std::size_t shards)
       m_startTime(toRep(WallClock::now()))
 {
     constexpr std::size_t cellsPerLine = kCacheLine / sizeof(Cell);
-    m_stride = std::max<std::size_t>(1, (m_defs.size() + cellsPerLine - 1) / cellsPerLine) *
-               cellsPerLine;
+    m_stride =
+        std::max<std::size_t>(1, (m_defs.size() + cellsPerLine - 1) / cellsPerLine) * cellsPerLine;
     const std::size_t count = m_stride * (m_shardMask + 1);
     void *raw = ::operator new[](count * sizeof(Cell), std::align_val_t{kCacheLine});
     auto *cells = static_cast<Cell *>(raw);
@@ -90,9 +90,13 @@ CounterSnapshot CounterBlock::snapshot() const
     snap.startTime = fromRep(m_startTime.load(std::memory_order_relaxed));
     snap.counters.reserve(m_defs.size());
     for (std::size_t i = 0; i < m_defs.size(); ++i) {
-        CounterReading reading{m_defs[i].name, m_defs[i].unit, 0, m_defs[i].withMinMaxSum,
+        CounterReading reading{m_defs[i].name,
+                               m_defs[i].unit,
+                               0,
+                               m_defs[i].withMinMaxSum,
                                std::numeric_limits<std::int64_t>::max(),
-                               std::numeric_limits<std::int64_t>::min(), 0};
+                               std::numeric_limits<std::int64_t>::min(),
+                               0};
         for (std::size_t shard = 0; shard <= m_shardMask; ++shard) {
             const Cell &c = m_cells[shard * m_stride + i];
             reading.samples += c.samples.load(std::memory_order_relaxed);
@@ -133,9 +137,12 @@ std::string renderStats(const CounterSnapshot &snapshot)
     using std::chrono::duration_cast;
     using std::chrono::nanoseconds;
     std::string out;
-    appendTime(out, "snapshot_time", duration_cast<nanoseconds>(snapshot.snapshotTime.time_since_epoch()));
-    appendTime(out, "start_time", duration_cast<nanoseconds>(snapshot.startTime.time_since_epoch()));
-    appendTime(out, "elapsed_time", duration_cast<nanoseconds>(snapshot.snapshotTime - snapshot.startTime));
+    appendTime(out, "snapshot_time",
+               duration_cast<nanoseconds>(snapshot.snapshotTime.time_since_epoch()));
+    appendTime(out, "start_time",
+               duration_cast<nanoseconds>(snapshot.startTime.time_since_epoch()));
+    appendTime(out, "elapsed_time",
+               duration_cast<nanoseconds>(snapshot.snapshotTime - snapshot.startTime));
     for (const auto &counter : snapshot.counters) {
         if (counter.samples == 0) {
             continue;
@@ -143,11 +150,13 @@ std::string renderStats(const CounterSnapshot &snapshot)
         char line[160];
         int used = std::snprintf(line, sizeof line, "%-25s %" PRIu64 " samples [%s]",
                                  counter.name.c_str(), counter.samples, counter.unit.c_str());
-        out.append(line, static_cast<std::size_t>(std::clamp(used, 0, static_cast<int>(sizeof line) - 1)));
+        out.append(
+            line, static_cast<std::size_t>(std::clamp(used, 0, static_cast<int>(sizeof line) - 1)));
         if (counter.withMinMaxSum) {
-            used = std::snprintf(line, sizeof line, " %" PRId64 " %" PRId64 " %" PRId64, counter.min,
-                                 counter.max, counter.sum);
-            out.append(line, static_cast<std::size_t>(std::clamp(used, 0, static_cast<int>(sizeof line) - 1)));
+            used = std::snprintf(line, sizeof line, " %" PRId64 " %" PRId64 " %" PRId64,
+                                 counter.min, counter.max, counter.sum);
+            out.append(line, static_cast<std::size_t>(
+                                 std::clamp(used, 0, static_cast<int>(sizeof line) - 1)));
         }
         out += '\n';
     }

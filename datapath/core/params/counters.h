@@ -19,7 +19,7 @@ inline thread_local const std::size_t t_threadIndex = nextThreadIndex();
 
 struct CounterDef {
     std::string name;
-    std::string unit;         // shown as "[unit]": "pages", "bytes", "usecs", "reqs"
+    std::string unit;           // shown as "[unit]": "pages", "bytes", "usecs", "reqs"
     bool withMinMaxSum = false; // also keep min, max and sum of the sampled values
 };
 
@@ -101,7 +101,7 @@ private:
 
     std::vector<CounterDef> m_defs;
     std::size_t m_shardMask;
-    std::size_t m_stride; // cells per shard, padded to whole cache lines
+    std::size_t m_stride;                          // cells per shard, padded to whole cache lines
     std::unique_ptr<Cell[], CellsDeleter> m_cells; // cache-line aligned
     std::atomic<WallClock::rep> m_startTime;
 };

@@ -219,9 +219,8 @@ Result<Glob> Glob::compile(std::string_view pattern)
         return Status(Errc::invalid_argument, "empty pattern");
     }
     if (pattern.size() > kMaxPatternLength) {
-        return Status(Errc::invalid_argument, "pattern longer than " +
-                                                  std::to_string(kMaxPatternLength) +
-                                                  " characters");
+        return Status(Errc::invalid_argument,
+                      "pattern longer than " + std::to_string(kMaxPatternLength) + " characters");
     }
     for (std::size_t i = 0; i < pattern.size(); ++i) {
         if (pattern[i] == '\\' && ++i == pattern.size()) {
@@ -242,7 +241,8 @@ Result<Glob> Glob::compile(std::string_view pattern)
                 return Status(Errc::invalid_argument,
                               "bad pattern '" + std::string(pattern) +
                                   "': empty component (two dots in a row, or a leading or "
-                                  "trailing dot) in '" + expanded + "'");
+                                  "trailing dot) in '" +
+                                  expanded + "'");
             }
         }
         glob.m_alternatives.push_back(std::move(components));

@@ -36,7 +36,8 @@ Status Registry::add(Spec spec, Binding binding)
         return {Errc::invalid_argument, spec.name + ": a parameter needs a read binding"};
     }
     if (spec.writable && spec.type != Type::counters && !binding.apply) {
-        return {Errc::invalid_argument, spec.name + ": a writable parameter needs an apply binding"};
+        return {Errc::invalid_argument,
+                spec.name + ": a writable parameter needs an apply binding"};
     }
     if (!spec.specialValues.empty() && !binding.action) {
         return {Errc::invalid_argument, spec.name + ": special values need an action binding"};
@@ -159,8 +160,7 @@ Registry::counters(std::string_view pattern) const
         }
     }
     if (blocks.empty()) {
-        return Status(Errc::not_found,
-                      "no counter block matches '" + std::string(pattern) + "'");
+        return Status(Errc::not_found, "no counter block matches '" + std::string(pattern) + "'");
     }
     return blocks;
 }
@@ -195,9 +195,8 @@ BatchResult Registry::set(std::span<const Assignment> batch, std::string_view pr
                 result.errors.push_back(parsed.status());
                 continue;
             }
-            std::string requested = parsed->isSpecial()
-                                        ? parsed->special
-                                        : formatValue(entry->spec, parsed->value);
+            std::string requested =
+                parsed->isSpecial() ? parsed->special : formatValue(entry->spec, parsed->value);
             Planned item{entry, std::move(parsed).value(), std::move(requested)};
             const auto same = std::find_if(plan.begin(), plan.end(),
                                            [&](const Planned &p) { return p.entry == entry; });

@@ -24,9 +24,9 @@ namespace lutra::params {
 // How a parameter is connected to the live component that owns it. Bindings are called with
 // the registry's locks held: they must be quick and must not call back into the registry.
 struct Binding {
-    std::function<Value()> read;                             // required
-    std::function<Status(const Value &)> apply;              // required when writable
-    std::function<Status(std::string_view special)> action;  // required when it has specials
+    std::function<Value()> read;                            // required
+    std::function<Status(const Value &)> apply;             // required when writable
+    std::function<Status(std::string_view special)> action; // required when it has specials
 };
 
 struct Reading {

@@ -158,11 +158,10 @@ Result<std::int64_t> parseNumber(const Spec &spec, std::string_view text)
     }
 
     // value (in base units) = (whole + fraction/fractionScale) * scale / unitScale, exactly.
-    const u128 numerator = (static_cast<u128>(whole) * fractionScale + fraction) *
-                           static_cast<u128>(scale);
-    const u128 denominator =
-        static_cast<u128>(fractionScale) *
-        static_cast<u128>(suffix.empty() ? 1 : unitScale(spec.unit));
+    const u128 numerator =
+        (static_cast<u128>(whole) * fractionScale + fraction) * static_cast<u128>(scale);
+    const u128 denominator = static_cast<u128>(fractionScale) *
+                             static_cast<u128>(suffix.empty() ? 1 : unitScale(spec.unit));
     if (numerator % denominator != 0) {
         std::string unit(unitName(spec.unit));
         return error(Errc::invalid_argument, spec, text,
@@ -241,7 +240,8 @@ Result<ParsedValue> parseValue(const Spec &spec, std::string_view rawText)
             return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
         });
         if (!printable) {
-            return error(Errc::invalid_argument, spec, "<binary>", "contains unprintable characters");
+            return error(Errc::invalid_argument, spec, "<binary>",
+                         "contains unprintable characters");
         }
         return ParsedValue{std::string(text), {}};
     }

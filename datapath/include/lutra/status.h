@@ -59,8 +59,7 @@ private:
 };
 
 // Either a value or a non-ok Status.
-template <typename T>
-class [[nodiscard]] Result {
+template <typename T> class [[nodiscard]] Result {
     static_assert(!std::is_same_v<std::remove_cvref_t<T>, Status>, "Result<Status> is meaningless");
 
 public:
