@@ -146,7 +146,7 @@ Result<std::vector<Reading>> Registry::get(std::string_view pattern) const
 }
 
 Result<std::vector<std::pair<std::string, CounterSnapshot>>>
-Registry::counters(std::string_view pattern) const
+Registry::counters(std::string_view pattern, bool recursive) const
 {
     auto glob = Glob::compile(pattern);
     if (!glob) {
@@ -154,7 +154,7 @@ Registry::counters(std::string_view pattern) const
     }
     std::shared_lock lock(m_mutex);
     std::vector<std::pair<std::string, CounterSnapshot>> blocks;
-    for (const Entry *entry : match(*glob, false)) {
+    for (const Entry *entry : match(*glob, recursive)) {
         if (entry->stats != nullptr) {
             blocks.emplace_back(entry->spec.name, entry->stats->snapshot());
         }

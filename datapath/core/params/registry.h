@@ -83,9 +83,9 @@ public:
     Result<std::vector<Spec>> list(std::string_view pattern, bool recursive = false) const;
     // Current values. No match is a not_found error naming the pattern.
     Result<std::vector<Reading>> get(std::string_view pattern) const;
-    // Structured counters of the counter blocks the pattern matches.
+    // Structured counters of the counter blocks the pattern matches (`recursive` as for list).
     Result<std::vector<std::pair<std::string, CounterSnapshot>>>
-    counters(std::string_view pattern) const;
+    counters(std::string_view pattern, bool recursive = false) const;
 
     // Atomic batch set. Every assignment is validated first (pattern, match, writable, value);
     // if any is wrong nothing changes and every error is reported. Then values are applied in

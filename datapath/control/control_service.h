@@ -1,0 +1,72 @@
+#pragma once
+// lutra.datapath.v1.DatapathControl over a Registry: a thin adapter, the logic is the registry's.
+
+#include "control/control_server.h"
+#include "lutra/datapath/v1/control.grpc.pb.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace lutra::control {
+
+class ControlService final : public datapath::v1::DatapathControl::CallbackService {
+public:
+    ControlService(ServerOptions options, std::chrono::system_clock::time_point startTime);
+    ~ControlService() override;
+
+    ControlService(const ControlService &) = delete;
+    ControlService &operator=(const ControlService &) = delete;
+
+    // Stops taking flush work and fails what is queued; called before the server shuts down.
+    void stop();
+
+    grpc::ServerUnaryReactor *Describe(grpc::CallbackServerContext *context,
+                                       const datapath::v1::DescribeRequest *request,
+                                       datapath::v1::DescribeReply *reply) override;
+    grpc::ServerUnaryReactor *ListParams(grpc::CallbackServerContext *context,
+                                         const datapath::v1::ListParamsRequest *request,
+                                         datapath::v1::ListParamsReply *reply) override;
+    grpc::ServerUnaryReactor *GetParams(grpc::CallbackServerContext *context,
+                                        const datapath::v1::GetParamsRequest *request,
+                                        datapath::v1::GetParamsReply *reply) override;
+    grpc::ServerUnaryReactor *SetParams(grpc::CallbackServerContext *context,
+                                        const datapath::v1::SetParamsRequest *request,
+                                        datapath::v1::SetParamsReply *reply) override;
+    grpc::ServerUnaryReactor *ReadCounters(grpc::CallbackServerContext *context,
+                                           const datapath::v1::ReadCountersRequest *request,
+                                           datapath::v1::ReadCountersReply *reply) override;
+    grpc::ServerWriteReactor<datapath::v1::ReadCountersReply> *
+    StreamCounters(grpc::CallbackServerContext *context,
+                   const datapath::v1::StreamCountersRequest *request) override;
+    grpc::ServerUnaryReactor *FlushJob(grpc::CallbackServerContext *context,
+                                       const datapath::v1::FlushJobRequest *request,
+                                       datapath::v1::FlushJobReply *reply) override;
+
+    static constexpr std::size_t kMaxQueuedFlushes = 8;
+
+private:
+    struct FlushWork {
+        grpc::ServerUnaryReactor *reactor;
+        std::string jobId;
+        std::chrono::milliseconds timeout;
+        datapath::v1::FlushJobReply *reply;
+    };
+    void flushWorker();
+
+    ServerOptions m_options;
+    std::chrono::system_clock::time_point m_startTime;
+
+    std::mutex m_flushMutex;
+    std::condition_variable m_flushReady;
+    std::deque<FlushWork> m_flushQueue;
+    bool m_stopping = false;
+    std::thread m_flushThread;
+};
+
+// Fills a ReadCountersReply for a pattern (empty: every block).
+void readCounters(const params::Registry &registry, const std::string &pattern,
+                  datapath::v1::ReadCountersReply *reply);
+
+} // namespace lutra::control
