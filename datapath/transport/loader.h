@@ -1,0 +1,69 @@
+#pragma once
+// Finds transport plugins by name and keeps them loaded. A plugin that fails to load (missing
+// file or symbol, wrong ABI, duplicate name) is reported with its name and path; the host goes on
+// with the plugins that did load.
+
+#include <lutra/status.h>
+#include <lutra/transport.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lutra::transport {
+
+// LUTRA_PLUGIN_PATH (':'-separated) when set, else the install directory.
+std::vector<std::string> defaultSearchPath();
+// "liblutra-transport-<name>.so"
+std::string pluginFileName(std::string_view name);
+
+class PluginLoader {
+public:
+    explicit PluginLoader(LogSink log = {},
+                          std::vector<std::string> searchPath = defaultSearchPath());
+    PluginLoader(const PluginLoader &) = delete;
+    PluginLoader &operator=(const PluginLoader &) = delete;
+
+    // The seam: registers an in-process plugin (a test double, a host's built-in) without
+    // dlopen. `entry` must outlive the loader. Same checks as a file: ABI, name, duplicates.
+    Status registerPlugin(const PluginEntry &entry, std::string origin = "(in-process)");
+
+    // The plugin called `name`: already registered, or loaded from the first search directory
+    // that holds liblutra-transport-<name>.so.
+    Result<const PluginEntry *> load(std::string_view name);
+    // Loads one shared object and registers the plugin it declares.
+    Status loadFile(const std::string &path);
+    // Loads every liblutra-transport-*.so on the search path (a file name found in an earlier
+    // directory shadows later ones). Returns one error per plugin that failed; the others stay.
+    std::vector<Status> loadAll();
+
+    // Creates a transport from a loaded plugin (loading it first if needed).
+    Result<std::unique_ptr<Transport>> create(std::string_view name,
+                                              const TransportOptions &options);
+
+    std::vector<std::string> names() const;
+    // Where a registered plugin came from: a path or "(in-process)".
+    std::string origin(std::string_view name) const;
+    const std::vector<std::string> &searchPath() const noexcept { return m_searchPath; }
+
+private:
+    struct Loaded {
+        const PluginEntry *entry = nullptr;
+        std::string origin;
+    };
+
+    Status registerLocked(const PluginEntry &entry, const std::string &origin,
+                          std::string_view expectedName);
+    Result<const PluginEntry *> openLocked(const std::string &path, std::string_view expectedName);
+    Status report(Status status) const;
+
+    LogSink m_log;
+    std::vector<std::string> m_searchPath;
+    mutable std::mutex m_mutex;
+    std::map<std::string, Loaded, std::less<>> m_plugins;
+};
+
+} // namespace lutra::transport

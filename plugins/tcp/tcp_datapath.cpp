@@ -1,0 +1,661 @@
+// The tcp plugin's hot path: framing, send/receive, bulk. Every buffer was sized by establish();
+// nothing here allocates in steady state (error texts aside) and nothing throws.
+#include "tcp_internal.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace lutra::transport::tcp {
+
+namespace {
+
+// Copies up to `room` iovecs describing `bytes` bytes of `source` starting `offset` bytes in.
+std::size_t sliceIov(const iovec *source, std::uint32_t count, std::uint64_t offset,
+                     std::uint64_t bytes, iovec *out, std::size_t room) noexcept
+{
+    std::size_t used = 0;
+    for (std::uint32_t i = 0; i < count && bytes > 0 && used < room; ++i) {
+        if (offset >= source[i].iov_len) {
+            offset -= source[i].iov_len;
+            continue;
+        }
+        const std::uint64_t length = std::min<std::uint64_t>(source[i].iov_len - offset, bytes);
+        out[used].iov_base = static_cast<std::byte *>(source[i].iov_base) + offset;
+        out[used].iov_len = length;
+        ++used;
+        bytes -= length;
+        offset = 0;
+    }
+    return used;
+}
+
+bool wouldBlock(int error) noexcept
+{
+    return error == EAGAIN || error == EWOULDBLOCK;
+}
+
+} // namespace
+
+// ---- Caller side: messages and bulk
+
+Status TcpConnection::closedStatusLocked() const
+{
+    if (m_state == State::closed && !m_closeReason.ok()) {
+        return {Errc::unavailable,
+                "connection to " + m_peer + " is closed: " + m_closeReason.toString()};
+    }
+    return {Errc::unavailable, "connection to " + m_peer + " is closed"};
+}
+
+// Waits for a free slot in `freeList` or for the connection to close. False on timeout.
+bool TcpConnection::waitLocked(std::unique_lock<std::mutex> &lock, Deadline deadline,
+                               const std::vector<std::uint32_t> &freeList) noexcept
+{
+    while (m_state == State::established && freeList.empty()) {
+        if (deadline == Deadline::min() || Clock::now() >= deadline) {
+            return false;
+        }
+        m_space.wait_until(lock, deadline);
+    }
+    return true;
+}
+
+void TcpConnection::armWriteLocked() noexcept
+{
+    if (m_writeArmed || m_fd < 0) {
+        return;
+    }
+    // Asking for EPOLLOUT is the wake-up: the I/O thread does all socket writes.
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLOUT;
+    event.data.ptr = static_cast<Pollable *>(this);
+    epoll_ctl(m_thread.epollFd(), EPOLL_CTL_MOD, m_fd, &event);
+    m_writeArmed = true;
+}
+
+bool TcpConnection::pushTxLocked(const FrameHeader &header, const iovec *payload,
+                                 std::uint32_t count, std::uint64_t bytes, TxKind kind,
+                                 std::uint32_t slot) noexcept
+{
+    if (m_txCount == m_tx.size()) {
+        return false;
+    }
+    TxEntry &entry = m_tx[(m_txHead + m_txCount) % m_tx.size()];
+    encode(header, entry.header.data());
+    entry.payload = payload;
+    entry.payloadCount = count;
+    entry.payloadBytes = bytes;
+    entry.sent = 0;
+    entry.kind = kind;
+    entry.slot = slot;
+    ++m_txCount;
+    armWriteLocked();
+    return true;
+}
+
+Status TcpConnection::send(std::span<const std::byte> message, Deadline deadline) noexcept
+{
+    std::unique_lock lock(m_mutex);
+    if (m_state != State::established) {
+        return closedStatusLocked();
+    }
+    if (message.size() > m_limits.maxMessageSize) {
+        return {Errc::out_of_range, "message of " + std::to_string(message.size()) +
+                                        " bytes exceeds the negotiated maximum " +
+                                        std::to_string(m_limits.maxMessageSize)};
+    }
+    if (!waitLocked(lock, deadline, m_freeMessages)) {
+        return {Errc::resource_exhausted, "send queue to " + m_peer + " is full (depth " +
+                                              std::to_string(m_limits.queueDepth) + ")"};
+    }
+    if (m_state != State::established) {
+        return closedStatusLocked();
+    }
+    const std::uint32_t slot = m_freeMessages.back();
+    m_freeMessages.pop_back();
+    iovec &iov = m_messageIov[slot];
+    if (!message.empty()) {
+        std::memcpy(iov.iov_base, message.data(), message.size());
+    }
+    iov.iov_len = message.size();
+    FrameHeader header;
+    header.type = static_cast<std::uint8_t>(FrameType::message);
+    header.length = message.size();
+    pushTxLocked(header, &iov, 1, message.size(), TxKind::message, slot);
+    return {};
+}
+
+Result<WireDescriptor> TcpConnection::decodeDescriptor(const BulkDescriptor &descriptor,
+                                                       BulkAccess expected) const noexcept
+{
+    if (descriptor.size != sizeof(WireDescriptor)) {
+        return Status(Errc::invalid_argument, "not a tcp bulk descriptor");
+    }
+    const auto wire = decode<WireDescriptor>(descriptor.bytes.data());
+    if (wire.format != 'T') {
+        return Status(Errc::invalid_argument, "not a tcp bulk descriptor");
+    }
+    if (wire.access != static_cast<std::uint8_t>(expected)) {
+        return Status(Errc::permission_denied, "bulk descriptor does not allow this operation");
+    }
+    return wire;
+}
+
+Result<BulkDescriptor> TcpConnection::exposeBulk(std::span<const Segment> segments,
+                                                 BulkAccess access) noexcept
+{
+    if (segments.empty() || segments.size() > kMaxBulkSegments) {
+        return Status(Errc::invalid_argument, "a bulk transfer has 1…256 segments");
+    }
+    std::uint64_t total = 0;
+    for (const auto &segment : segments) {
+        total += segment.length;
+    }
+    std::lock_guard lock(m_mutex);
+    if (m_state != State::established) {
+        return closedStatusLocked();
+    }
+    if (total > m_limits.maxBulkSize) {
+        return Status(Errc::out_of_range, "bulk of " + std::to_string(total) +
+                                              " bytes exceeds the negotiated maximum " +
+                                              std::to_string(m_limits.maxBulkSize));
+    }
+    if (m_freeExposures.empty()) {
+        return Status(Errc::resource_exhausted, "all bulk exposure slots are in use");
+    }
+    const std::uint32_t slot = m_freeExposures.back();
+    m_freeExposures.pop_back();
+    Exposure &exposure = m_exposures[slot];
+    exposure.active = true;
+    exposure.access = access;
+    ++exposure.generation;
+    exposure.count = static_cast<std::uint32_t>(segments.size());
+    exposure.total = total;
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+        exposure.iov[i] = {segments[i].address, segments[i].length};
+    }
+    WireDescriptor wire;
+    wire.access = static_cast<std::uint8_t>(access);
+    wire.slot = slot;
+    wire.generation = exposure.generation;
+    wire.length = total;
+    BulkDescriptor descriptor;
+    descriptor.size = sizeof(WireDescriptor);
+    encode(wire, descriptor.bytes.data());
+    return descriptor;
+}
+
+void TcpConnection::unexposeBulk(const BulkDescriptor &descriptor) noexcept
+{
+    if (descriptor.size != sizeof(WireDescriptor)) {
+        return;
+    }
+    const auto wire = decode<WireDescriptor>(descriptor.bytes.data());
+    std::lock_guard lock(m_mutex);
+    if (wire.slot >= m_exposures.size()) {
+        return;
+    }
+    Exposure &exposure = m_exposures[wire.slot];
+    if (exposure.active && exposure.generation == wire.generation) {
+        exposure.active = false;
+        m_freeExposures.push_back(wire.slot);
+    }
+}
+
+Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
+                                std::uint64_t tag, Deadline deadline, bool isGet) noexcept
+{
+    auto wire = decodeDescriptor(remote, isGet ? BulkAccess::getFrom : BulkAccess::putInto);
+    if (!wire.ok()) {
+        return wire.status();
+    }
+    if (local.empty() || local.size() > kMaxBulkSegments) {
+        return {Errc::invalid_argument, "a bulk transfer has 1…256 segments"};
+    }
+    std::uint64_t total = 0;
+    for (const auto &segment : local) {
+        total += segment.length;
+    }
+    if (total > wire->length) {
+        return {Errc::out_of_range, "bulk of " + std::to_string(total) + " bytes exceeds the " +
+                                        std::to_string(wire->length) + " bytes the peer exposed"};
+    }
+    std::unique_lock lock(m_mutex);
+    if (m_state != State::established) {
+        return closedStatusLocked();
+    }
+    if (total > m_limits.maxBulkSize) {
+        return {Errc::out_of_range,
+                "bulk of " + std::to_string(total) + " bytes exceeds the negotiated maximum"};
+    }
+    if (!waitLocked(lock, deadline, m_freeOps)) {
+        return {Errc::resource_exhausted, "bulk queue to " + m_peer + " is full (depth " +
+                                              std::to_string(m_limits.queueDepth) + ")"};
+    }
+    if (m_state != State::established) {
+        return closedStatusLocked();
+    }
+    const std::uint32_t slot = m_freeOps.back();
+    m_freeOps.pop_back();
+    Op &op = m_ops[slot];
+    op.active = true;
+    op.isGet = isGet;
+    ++op.generation;
+    op.count = static_cast<std::uint32_t>(local.size());
+    op.total = total;
+    op.tag = tag;
+    for (std::size_t i = 0; i < local.size(); ++i) {
+        op.iov[i] = {local[i].address, local[i].length};
+    }
+    FrameHeader header;
+    header.cookie = cookieOf(wire->slot, wire->generation);
+    if (isGet) {
+        header.type = static_cast<std::uint8_t>(FrameType::getRequest);
+        header.aux = static_cast<std::uint32_t>(total);
+        header.tag = cookieOf(slot, op.generation);
+        pushTxLocked(header, nullptr, 0, 0, TxKind::getRequest, slot);
+    } else {
+        header.type = static_cast<std::uint8_t>(FrameType::putData);
+        header.length = total;
+        pushTxLocked(header, op.iov, op.count, total, TxKind::put, slot);
+    }
+    return {};
+}
+
+Status TcpConnection::bulkPut(const BulkDescriptor &remote, std::span<const Segment> local,
+                              std::uint64_t tag, Deadline deadline) noexcept
+{
+    return startBulk(remote, local, tag, deadline, false);
+}
+
+Status TcpConnection::bulkGet(const BulkDescriptor &remote, std::span<const Segment> local,
+                              std::uint64_t tag, Deadline deadline) noexcept
+{
+    return startBulk(remote, local, tag, deadline, true);
+}
+
+// ---- I/O thread
+
+void TcpConnection::onEvents(std::uint32_t events) noexcept
+{
+    // Keep ourselves alive: teardown retires the connection from its thread.
+    if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+        onReadable();
+    }
+    if (events & EPOLLOUT) {
+        onWritable();
+    }
+}
+
+void TcpConnection::protocolError(std::string_view what) noexcept
+{
+    teardown({Errc::protocol_error, std::string(what) + " from " + m_peer});
+}
+
+void TcpConnection::onWritable() noexcept
+{
+    std::size_t budget = kWriteBudget;
+    while (budget > 0) {
+        std::size_t used = 0;
+        int fd = -1;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_state == State::closed) {
+                return;
+            }
+            fd = m_fd;
+            // Gather as many queued frames as fit in one call. Senders only append, so these
+            // entries stay put while we write without the lock.
+            for (std::size_t i = 0; i < m_txCount && used < kIovBatch; ++i) {
+                const TxEntry &entry = m_tx[(m_txHead + i) % m_tx.size()];
+                std::uint64_t offset = entry.sent;
+                if (offset < kHeaderSize) {
+                    m_txIov[used++] = {const_cast<std::byte *>(entry.header.data()) + offset,
+                                       kHeaderSize - offset};
+                    offset = 0;
+                } else {
+                    offset -= kHeaderSize;
+                }
+                used += sliceIov(entry.payload, entry.payloadCount, offset,
+                                 entry.payloadBytes - offset, &m_txIov[used], kIovBatch - used);
+            }
+            if (used == 0) {
+                epoll_event event{};
+                event.events = EPOLLIN;
+                event.data.ptr = static_cast<Pollable *>(this);
+                epoll_ctl(m_thread.epollFd(), EPOLL_CTL_MOD, m_fd, &event);
+                m_writeArmed = false;
+                return;
+            }
+        }
+        msghdr message{};
+        message.msg_iov = m_txIov.data();
+        message.msg_iovlen = used;
+        const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            if (wouldBlock(errno)) {
+                return;
+            }
+            teardown({Errc::unavailable, "send to " + m_peer + " failed: " + errnoText(errno)});
+            return;
+        }
+        budget -= std::min(budget, static_cast<std::size_t>(n));
+
+        m_doneTags.clear();
+        bool freed = false;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_state == State::closed) {
+                return;
+            }
+            std::uint64_t written = static_cast<std::uint64_t>(n);
+            while (written > 0 && m_txCount > 0) {
+                TxEntry &entry = m_tx[m_txHead];
+                const std::uint64_t left = kHeaderSize + entry.payloadBytes - entry.sent;
+                if (written < left) {
+                    entry.sent += written;
+                    break;
+                }
+                written -= left;
+                m_txHead = (m_txHead + 1) % m_tx.size();
+                --m_txCount;
+                switch (entry.kind) {
+                case TxKind::message:
+                    m_freeMessages.push_back(entry.slot);
+                    freed = true;
+                    break;
+                case TxKind::put:
+                    // On the wire: ordering guarantees the peer sees it before any later frame.
+                    m_doneTags.push_back(m_ops[entry.slot].tag);
+                    m_ops[entry.slot].active = false;
+                    m_freeOps.push_back(entry.slot);
+                    freed = true;
+                    break;
+                case TxKind::getData: --m_pendingGetData; break;
+                case TxKind::getRequest: // the op completes when its data arrives
+                case TxKind::control: break;
+                }
+            }
+        }
+        if (freed) {
+            m_space.notify_all();
+        }
+        for (const auto tag : m_doneTags) {
+            m_handler.onBulkDone(*this, tag, Status{});
+        }
+    }
+}
+
+void TcpConnection::onReadable() noexcept
+{
+    // Hold a reference: a handler or teardown may drop the thread's one.
+    const auto self = shared_from_this();
+    std::size_t budget = kReadBudget;
+    while (budget > 0) {
+        int fd;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_state == State::closed) {
+                return;
+            }
+            fd = m_fd;
+        }
+        ssize_t n = 0;
+        switch (m_rxPhase) {
+        case RxPhase::header:
+            n = ::recv(fd, m_rxHeaderBytes.data() + m_rxHave, kHeaderSize - m_rxHave, 0);
+            break;
+        case RxPhase::hello:
+            n = ::recv(fd, m_helloBytes.data() + m_rxHave, sizeof(Hello) - m_rxHave, 0);
+            break;
+        case RxPhase::message:
+            n = ::recv(fd, m_rxMessage.data() + m_rxHave, m_rxHeader.length - m_rxHave, 0);
+            break;
+        case RxPhase::bulk: {
+            // Scatter straight into the destination pages: no bounce buffer.
+            std::array<iovec, kIovBatch> iov;
+            const std::size_t count = sliceIov(m_rxIov + m_rxIovIndex, UINT32_MAX, m_rxIovOffset,
+                                               m_rxRemaining, iov.data(), iov.size());
+            n = ::readv(fd, iov.data(), static_cast<int>(count));
+            break;
+        }
+        case RxPhase::discard:
+            n = ::recv(fd, m_thread.scratch(), std::min<std::uint64_t>(m_rxRemaining, kScratchSize),
+                       0);
+            break;
+        }
+        if (n == 0) {
+            const bool clean = m_rxPhase == RxPhase::header && m_rxHave == 0;
+            teardown({Errc::unavailable, clean ? "peer closed the connection"
+                                               : "peer closed the connection in the middle of a "
+                                                 "frame"});
+            return;
+        }
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            if (wouldBlock(errno)) {
+                return;
+            }
+            teardown(
+                {Errc::unavailable, "receive from " + m_peer + " failed: " + errnoText(errno)});
+            return;
+        }
+        budget -= std::min(budget, static_cast<std::size_t>(n));
+        const auto got = static_cast<std::size_t>(n);
+        switch (m_rxPhase) {
+        case RxPhase::header:
+            m_rxHave += got;
+            if (m_rxHave == kHeaderSize && !dispatchHeader()) {
+                return;
+            }
+            break;
+        case RxPhase::hello:
+            m_rxHave += got;
+            if (m_rxHave == sizeof(Hello)) {
+                onHello();
+            }
+            break;
+        case RxPhase::message:
+            m_rxHave += got;
+            if (m_rxHave == m_rxHeader.length && !finishFrame()) {
+                return;
+            }
+            break;
+        case RxPhase::bulk:
+            m_rxRemaining -= got;
+            for (std::size_t left = got; left > 0;) {
+                const std::size_t room = m_rxIov[m_rxIovIndex].iov_len - m_rxIovOffset;
+                if (left < room) {
+                    m_rxIovOffset += left;
+                    break;
+                }
+                left -= room;
+                ++m_rxIovIndex;
+                m_rxIovOffset = 0;
+            }
+            if (m_rxRemaining == 0 && !finishFrame()) {
+                return;
+            }
+            break;
+        case RxPhase::discard:
+            m_rxRemaining -= got;
+            if (m_rxRemaining == 0) {
+                m_rxPhase = RxPhase::header;
+                m_rxHave = 0;
+            }
+            break;
+        }
+    }
+}
+
+// A whole header arrived: validate it and choose what to read next. False when the connection
+// was dropped.
+bool TcpConnection::dispatchHeader() noexcept
+{
+    m_rxHeader = decode<FrameHeader>(m_rxHeaderBytes.data());
+    m_rxHave = 0;
+    const FrameHeader &h = m_rxHeader;
+    if (h.magic != kMagic || h.version != kWireVersion) {
+        protocolError("garbage frame header (bad magic or version)");
+        return false;
+    }
+    const auto type = static_cast<FrameType>(h.type);
+    bool handshaking;
+    {
+        std::lock_guard lock(m_mutex);
+        handshaking = m_state == State::handshake;
+    }
+    if (handshaking) {
+        if (!m_accepted || type != FrameType::hello || h.length != sizeof(Hello)) {
+            protocolError("garbage frame: expected a hello");
+            return false;
+        }
+        m_rxPhase = RxPhase::hello;
+        return true;
+    }
+    switch (type) {
+    case FrameType::message:
+        if (h.length > m_limits.maxMessageSize) {
+            protocolError("oversize message frame: " + std::to_string(h.length) +
+                          " bytes, negotiated maximum " + std::to_string(m_limits.maxMessageSize));
+            return false;
+        }
+        m_rxPhase = RxPhase::message;
+        return h.length > 0 || finishFrame();
+    case FrameType::putData: {
+        if (h.length > m_limits.maxBulkSize || h.length == 0) {
+            protocolError("oversize bulk frame: " + std::to_string(h.length) +
+                          " bytes, negotiated maximum " + std::to_string(m_limits.maxBulkSize));
+            return false;
+        }
+        std::unique_lock lock(m_mutex);
+        const std::uint32_t slot = slotOf(h.cookie);
+        const Exposure *exposure = slot < m_exposures.size() ? &m_exposures[slot] : nullptr;
+        if (exposure == nullptr || !exposure->active ||
+            exposure->generation != generationOf(h.cookie) ||
+            exposure->access != BulkAccess::putInto) {
+            lock.unlock();
+            // Late data for memory the host already took back (a timed-out request): skip it.
+            m_engine->log(LogLevel::warning, "discarding " + std::to_string(h.length) +
+                                                 " bulk bytes from " + m_peer +
+                                                 " for a descriptor no longer exposed");
+            m_rxPhase = RxPhase::discard;
+            m_rxRemaining = h.length;
+            return true;
+        }
+        if (h.length > exposure->total) {
+            lock.unlock();
+            protocolError("bulk put larger than the exposed memory");
+            return false;
+        }
+        m_rxIov = exposure->iov;
+        m_rxIovIndex = 0;
+        m_rxIovOffset = 0;
+        m_rxRemaining = h.length;
+        m_rxOp = UINT32_MAX;
+        m_rxPhase = RxPhase::bulk;
+        return true;
+    }
+    case FrameType::getRequest: {
+        if (h.length != 0 || h.aux > m_limits.maxBulkSize) {
+            protocolError("malformed get request");
+            return false;
+        }
+        std::unique_lock lock(m_mutex);
+        if (m_pendingGetData >= m_limits.queueDepth) {
+            lock.unlock();
+            protocolError("get requests beyond the negotiated queue depth");
+            return false;
+        }
+        const std::uint32_t slot = slotOf(h.cookie);
+        const Exposure *exposure = slot < m_exposures.size() ? &m_exposures[slot] : nullptr;
+        FrameHeader answer;
+        answer.type = static_cast<std::uint8_t>(FrameType::getData);
+        answer.cookie = h.tag;
+        if (exposure == nullptr || !exposure->active ||
+            exposure->generation != generationOf(h.cookie) ||
+            exposure->access != BulkAccess::getFrom || h.aux > exposure->total) {
+            answer.aux = static_cast<std::uint32_t>(Errc::not_found);
+            pushTxLocked(answer, nullptr, 0, 0, TxKind::getData, 0);
+        } else {
+            answer.length = h.aux;
+            pushTxLocked(answer, exposure->iov, exposure->count, h.aux, TxKind::getData, 0);
+        }
+        ++m_pendingGetData;
+        m_rxPhase = RxPhase::header;
+        return true;
+    }
+    case FrameType::getData: {
+        std::unique_lock lock(m_mutex);
+        const std::uint32_t slot = slotOf(h.cookie);
+        Op *op = slot < m_ops.size() ? &m_ops[slot] : nullptr;
+        if (op == nullptr || !op->active || !op->isGet ||
+            op->generation != generationOf(h.cookie) || (h.aux == 0 && h.length != op->total) ||
+            (h.aux != 0 && h.length != 0)) {
+            lock.unlock();
+            protocolError("bulk data for no pending get");
+            return false;
+        }
+        m_rxOp = slot;
+        if (h.aux != 0) {
+            lock.unlock();
+            return finishFrame();
+        }
+        m_rxIov = op->iov;
+        m_rxIovIndex = 0;
+        m_rxIovOffset = 0;
+        m_rxRemaining = h.length;
+        m_rxPhase = RxPhase::bulk;
+        return true;
+    }
+    case FrameType::hello:
+    case FrameType::helloAck: protocolError("unexpected hello"); return false;
+    }
+    protocolError("garbage frame: unknown type " + std::to_string(h.type));
+    return false;
+}
+
+// The payload of the current frame is complete.
+bool TcpConnection::finishFrame() noexcept
+{
+    m_rxPhase = RxPhase::header;
+    m_rxHave = 0;
+    const auto type = static_cast<FrameType>(m_rxHeader.type);
+    if (type == FrameType::message) {
+        m_handler.onMessage(*this, {m_rxMessage.data(), m_rxHeader.length});
+    } else if (type == FrameType::getData) {
+        std::uint64_t tag;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_state == State::closed) {
+                return false;
+            }
+            Op &op = m_ops[m_rxOp];
+            tag = op.tag;
+            op.active = false;
+            m_freeOps.push_back(m_rxOp);
+        }
+        m_space.notify_all();
+        if (m_rxHeader.aux == 0) {
+            m_handler.onBulkDone(*this, tag, Status{});
+        } else {
+            m_handler.onBulkDone(*this, tag,
+                                 {Errc::not_found, "peer refused the bulk get: descriptor not "
+                                                   "exposed for get"});
+        }
+    }
+    std::lock_guard lock(m_mutex);
+    return m_state != State::closed;
+}
+
+} // namespace lutra::transport::tcp

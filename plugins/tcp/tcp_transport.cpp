@@ -1,0 +1,734 @@
+// The tcp plugin's control path: the entry point, listen, connect, accept, limit negotiation,
+// I/O threads and teardown. Allocation and blocking are allowed here; they are not in
+// tcp_datapath.cpp.
+#include "tcp_internal.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <future>
+
+namespace lutra::transport::tcp {
+
+std::string errnoText(int error)
+{
+    char buffer[128];
+    // GNU strerror_r returns the text, which may not be in buffer.
+    return strerror_r(error, buffer, sizeof(buffer));
+}
+
+namespace {
+
+struct Address {
+    sockaddr_in addr{};
+    std::string host;
+    std::uint16_t port = 0;
+};
+
+std::string uriOf(const sockaddr_in &addr)
+{
+    char host[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &addr.sin_addr, host, sizeof(host));
+    return "tcp://" + std::string(host) + ":" + std::to_string(ntohs(addr.sin_port));
+}
+
+// tcp://host:port (IPv4 literal or a resolvable name).
+Result<Address> parseUri(std::string_view uri)
+{
+    constexpr std::string_view scheme = "tcp://";
+    if (!uri.starts_with(scheme)) {
+        return Status(Errc::invalid_argument,
+                      "'" + std::string(uri) + "': expected tcp://host:port");
+    }
+    const auto rest = uri.substr(scheme.size());
+    const auto colon = rest.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) {
+        return Status(Errc::invalid_argument,
+                      "'" + std::string(uri) + "': expected tcp://host:port");
+    }
+    Address out;
+    out.host = std::string(rest.substr(0, colon));
+    const auto portText = rest.substr(colon + 1);
+    unsigned port = 0;
+    const auto [end, error] =
+        std::from_chars(portText.data(), portText.data() + portText.size(), port);
+    if (error != std::errc() || end != portText.data() + portText.size() || port > 65535) {
+        return Status(Errc::invalid_argument, "'" + std::string(uri) + "': bad port");
+    }
+    out.port = static_cast<std::uint16_t>(port);
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *found = nullptr;
+    if (const int rc = getaddrinfo(out.host.c_str(), nullptr, &hints, &found); rc != 0) {
+        return Status(Errc::invalid_argument,
+                      "'" + std::string(uri) + "': cannot resolve host: " + gai_strerror(rc));
+    }
+    std::memcpy(&out.addr, found->ai_addr, sizeof(sockaddr_in));
+    freeaddrinfo(found);
+    out.addr.sin_port = htons(out.port);
+    return out;
+}
+
+void setNoDelay(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+class FdGuard {
+public:
+    explicit FdGuard(int fd) : m_fd(fd) {}
+    FdGuard(const FdGuard &) = delete;
+    FdGuard &operator=(const FdGuard &) = delete;
+    ~FdGuard()
+    {
+        if (m_fd >= 0) {
+            ::close(m_fd);
+        }
+    }
+    int get() const { return m_fd; }
+    int release() { return std::exchange(m_fd, -1); }
+
+private:
+    int m_fd;
+};
+
+int remainingMs(Deadline deadline)
+{
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, INT32_MAX));
+}
+
+// Blocking (with a deadline) transfer of exactly `size` bytes on a nonblocking socket; used only
+// for the handshake on the connecting thread.
+Status transferAll(int fd, std::byte *data, std::size_t size, bool sending, Deadline deadline,
+                   std::string_view peer)
+{
+    std::size_t done = 0;
+    while (done < size) {
+        const ssize_t n = sending ? ::send(fd, data + done, size - done, MSG_NOSIGNAL)
+                                  : ::recv(fd, data + done, size - done, 0);
+        if (n > 0) {
+            done += static_cast<std::size_t>(n);
+            continue;
+        }
+        if (n == 0) {
+            return {Errc::unavailable,
+                    std::string(peer) + ": peer closed the connection during the handshake"};
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            return {Errc::unavailable,
+                    std::string(peer) + ": handshake failed: " + errnoText(errno)};
+        }
+        pollfd pfd{fd, static_cast<short>(sending ? POLLOUT : POLLIN), 0};
+        const int ms = remainingMs(deadline);
+        if (ms == 0 || ::poll(&pfd, 1, ms) == 0) {
+            return {Errc::timeout, std::string(peer) + ": no handshake answer in time"};
+        }
+    }
+    return {};
+}
+
+Status checkLimits(const Hello &hello)
+{
+    if (hello.maxMessageSize < kMinMessageSize || hello.maxMessageSize > kMaxMessageSize ||
+        hello.maxBulkSize < kMinBulkSize || hello.maxBulkSize > kMaxBulkSize ||
+        hello.queueDepth == 0 || hello.queueDepth > kMaxQueueDepth) {
+        return {Errc::protocol_error, "limits out of range (message " +
+                                          std::to_string(hello.maxMessageSize) + ", bulk " +
+                                          std::to_string(hello.maxBulkSize) + ", depth " +
+                                          std::to_string(hello.queueDepth) + ")"};
+    }
+    return {};
+}
+
+class ListenSocket final : public Pollable {
+public:
+    ListenSocket(std::shared_ptr<Engine> engine, int fd, Handler &handler, std::string uri)
+        : m_engine(std::move(engine)), m_fd(fd), m_handler(handler), m_uri(std::move(uri))
+    {
+    }
+    ~ListenSocket() override { ::close(m_fd); }
+
+    void onEvents(std::uint32_t) noexcept override
+    {
+        for (;;) {
+            sockaddr_in addr{};
+            socklen_t len = sizeof(addr);
+            const int fd = ::accept4(m_fd, reinterpret_cast<sockaddr *>(&addr), &len,
+                                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd < 0) {
+                if (errno == EINTR || errno == ECONNABORTED) {
+                    continue;
+                }
+                if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                    m_engine->log(LogLevel::warning,
+                                  m_uri + ": accept failed: " + errnoText(errno));
+                }
+                return;
+            }
+            setNoDelay(fd);
+            IoThread &thread = m_engine->pickThread();
+            auto connection =
+                std::make_shared<TcpConnection>(m_engine, thread, fd, m_handler, uriOf(addr), true);
+            if (auto status = thread.adopt(connection); !status.ok()) {
+                m_engine->log(LogLevel::warning, m_uri + ": " + status.toString());
+            }
+        }
+    }
+
+    int fd() const { return m_fd; }
+
+private:
+    std::shared_ptr<Engine> m_engine;
+    int m_fd;
+    Handler &m_handler;
+    std::string m_uri;
+};
+
+class TcpListener final : public Listener {
+public:
+    TcpListener(IoThread &thread, std::shared_ptr<ListenSocket> socket, std::string uri)
+        : m_thread(thread), m_socket(std::move(socket)), m_uri(std::move(uri))
+    {
+    }
+    ~TcpListener() override
+    {
+        // Synchronous, so the handler is never called after the listener is gone.
+        m_thread.runSync([this] { m_thread.removePollable(m_socket.get(), m_socket->fd()); });
+    }
+    std::string uri() const override { return m_uri; }
+
+private:
+    IoThread &m_thread;
+    std::shared_ptr<ListenSocket> m_socket;
+    std::string m_uri;
+};
+
+class TcpTransport final : public Transport {
+public:
+    explicit TcpTransport(std::shared_ptr<Engine> engine) : m_engine(std::move(engine)) {}
+    ~TcpTransport() override
+    {
+        for (auto &thread : m_engine->threads()) {
+            thread->stop();
+        }
+    }
+
+    std::string_view name() const noexcept override { return "tcp"; }
+
+    Result<std::unique_ptr<Listener>> listen(std::string_view uri, Handler &handler) override
+    {
+        auto address = parseUri(uri);
+        if (!address.ok()) {
+            return address.status();
+        }
+        FdGuard fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+        if (fd.get() < 0) {
+            return Status(Errc::io_error, "socket: " + errnoText(errno));
+        }
+        int one = 1;
+        setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (::bind(fd.get(), reinterpret_cast<const sockaddr *>(&address->addr),
+                   sizeof(sockaddr_in)) != 0) {
+            const int error = errno;
+            return Status(error == EADDRINUSE ? Errc::already_exists : Errc::io_error,
+                          "listen on " + std::string(uri) + ": " + errnoText(error));
+        }
+        if (::listen(fd.get(), SOMAXCONN) != 0) {
+            return Status(Errc::io_error,
+                          "listen on " + std::string(uri) + ": " + errnoText(errno));
+        }
+        sockaddr_in bound{};
+        socklen_t len = sizeof(bound);
+        getsockname(fd.get(), reinterpret_cast<sockaddr *>(&bound), &len);
+        const std::string boundUri = uriOf(bound);
+        auto socket = std::make_shared<ListenSocket>(m_engine, fd.release(), handler, boundUri);
+        IoThread &thread = m_engine->thread(0);
+        if (auto status = thread.addPollable(socket, socket->fd()); !status.ok()) {
+            return status;
+        }
+        m_engine->log(LogLevel::info, "listening on " + boundUri);
+        return std::unique_ptr<Listener>(std::make_unique<TcpListener>(thread, socket, boundUri));
+    }
+
+    Result<ConnectionPtr> connect(std::string_view uri, Handler &handler, void *context) override
+    {
+        auto address = parseUri(uri);
+        if (!address.ok()) {
+            return address.status();
+        }
+        const std::string peer = uriOf(address->addr);
+        const Deadline deadline = Clock::now() + m_engine->options().connectTimeout;
+        FdGuard fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+        if (fd.get() < 0) {
+            return Status(Errc::io_error, "socket: " + errnoText(errno));
+        }
+        setNoDelay(fd.get());
+        if (::connect(fd.get(), reinterpret_cast<const sockaddr *>(&address->addr),
+                      sizeof(sockaddr_in)) != 0) {
+            if (errno != EINPROGRESS) {
+                return Status(Errc::unavailable, "connect to " + peer + ": " + errnoText(errno));
+            }
+            pollfd pfd{fd.get(), POLLOUT, 0};
+            if (::poll(&pfd, 1, remainingMs(deadline)) <= 0) {
+                return Status(Errc::timeout, "connect to " + peer + ": timed out");
+            }
+            int error = 0;
+            socklen_t len = sizeof(error);
+            getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &len);
+            if (error != 0) {
+                return Status(Errc::unavailable, "connect to " + peer + ": " + errnoText(error));
+            }
+        }
+
+        // Negotiation: we propose, the acceptor answers with the minimum of both.
+        const Limits &own = m_engine->options().proposed;
+        std::array<std::byte, kHeaderSize + sizeof(Hello)> frame{};
+        FrameHeader header;
+        header.type = static_cast<std::uint8_t>(FrameType::hello);
+        header.length = sizeof(Hello);
+        encode(header, frame.data());
+        encode(Hello{own.maxMessageSize, own.queueDepth, own.maxBulkSize},
+               frame.data() + kHeaderSize);
+        if (auto status = transferAll(fd.get(), frame.data(), frame.size(), true, deadline, peer);
+            !status.ok()) {
+            return status;
+        }
+        if (auto status = transferAll(fd.get(), frame.data(), frame.size(), false, deadline, peer);
+            !status.ok()) {
+            return status;
+        }
+        const auto answer = decode<FrameHeader>(frame.data());
+        const auto hello = decode<Hello>(frame.data() + kHeaderSize);
+        if (answer.magic != kMagic || answer.version != kWireVersion ||
+            answer.type != static_cast<std::uint8_t>(FrameType::helloAck) ||
+            answer.length != sizeof(Hello)) {
+            return Status(Errc::protocol_error, peer + ": not a lutra tcp peer (bad handshake)");
+        }
+        if (auto status = checkLimits(hello);
+            !status.ok() || hello.maxMessageSize > own.maxMessageSize ||
+            hello.maxBulkSize > own.maxBulkSize || hello.queueDepth > own.queueDepth) {
+            return Status(Errc::protocol_error, peer + ": peer answered bad limits");
+        }
+
+        IoThread &thread = m_engine->pickThread();
+        auto connection =
+            std::make_shared<TcpConnection>(m_engine, thread, fd.release(), handler, peer, false);
+        connection->setContext(context);
+        connection->establish({hello.maxMessageSize, hello.maxBulkSize, hello.queueDepth});
+        connection->markAnnounced();
+        if (auto status = thread.adopt(connection); !status.ok()) {
+            return status;
+        }
+        m_engine->log(LogLevel::debug, "connected to " + peer);
+        return ConnectionPtr(connection);
+    }
+
+    Result<MemoryRegion> registerMemory(void *base, std::size_t length) override
+    {
+        // Sockets need no pinning: a region is just a name for the range.
+        if (base == nullptr || length == 0) {
+            return Status(Errc::invalid_argument, "registerMemory: empty range");
+        }
+        return MemoryRegion{m_nextRegion.fetch_add(1), base, length};
+    }
+    void deregisterMemory(const MemoryRegion &) noexcept override {}
+
+private:
+    std::shared_ptr<Engine> m_engine;
+    std::atomic<std::uint64_t> m_nextRegion{1};
+};
+
+Result<std::unique_ptr<Transport>> createTcp(const TransportOptions &options)
+{
+    Hello proposed{options.proposed.maxMessageSize, options.proposed.queueDepth,
+                   options.proposed.maxBulkSize};
+    if (auto status = checkLimits(proposed); !status.ok()) {
+        return Status(Errc::out_of_range, "tcp transport: proposed " + status.message());
+    }
+    if (options.ioThreads == 0 || options.ioThreads > 64) {
+        return Status(Errc::out_of_range, "tcp transport: ioThreads must be 1…64");
+    }
+    auto engine = std::make_shared<Engine>(options);
+    for (std::size_t i = 0; i < options.ioThreads; ++i) {
+        engine->threads().push_back(std::make_unique<IoThread>(*engine, i));
+    }
+    auto transport = std::make_unique<TcpTransport>(engine);
+    for (auto &thread : engine->threads()) {
+        if (auto status = thread->start(); !status.ok()) {
+            return status;
+        }
+    }
+    return std::unique_ptr<Transport>(std::move(transport));
+}
+
+const PluginEntry kEntry{kAbiVersion, "tcp", "TCP sockets with epoll; bulk streamed inline",
+                         &createTcp};
+
+} // namespace
+
+// ---- Engine and I/O threads
+
+IoThread &Engine::pickThread() noexcept
+{
+    return *m_threads[m_next.fetch_add(1) % m_threads.size()];
+}
+
+IoThread::IoThread(Engine &engine, std::size_t index)
+    : m_engine(engine), m_index(index), m_scratch(kScratchSize)
+{
+}
+
+IoThread::~IoThread()
+{
+    stop();
+    if (m_epoll >= 0) {
+        ::close(m_epoll);
+    }
+    if (m_wake >= 0) {
+        ::close(m_wake);
+    }
+}
+
+Status IoThread::start()
+{
+    m_epoll = epoll_create1(EPOLL_CLOEXEC);
+    m_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (m_epoll < 0 || m_wake < 0) {
+        return {Errc::io_error, "tcp transport: epoll/eventfd: " + errnoText(errno)};
+    }
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.ptr = nullptr; // the wake-up fd
+    epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_wake, &event);
+    m_thread = std::thread([this] { run(); });
+    return {};
+}
+
+void IoThread::stop() noexcept
+{
+    if (m_thread.joinable()) {
+        m_stop.store(true);
+        const std::uint64_t one = 1;
+        [[maybe_unused]] auto n = ::write(m_wake, &one, sizeof(one));
+        m_thread.join();
+    }
+}
+
+Status IoThread::adopt(const std::shared_ptr<TcpConnection> &connection)
+{
+    std::lock_guard lock(m_mutex);
+    if (m_stopped) {
+        return {Errc::unavailable, "tcp transport is shutting down"};
+    }
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.ptr = static_cast<Pollable *>(connection.get());
+    if (epoll_ctl(m_epoll, EPOLL_CTL_ADD, connection->fd(), &event) != 0) {
+        return {Errc::io_error, "epoll_ctl: " + errnoText(errno)};
+    }
+    m_connections.push_back(connection);
+    return {};
+}
+
+Status IoThread::addPollable(const std::shared_ptr<Pollable> &pollable, int fd)
+{
+    std::lock_guard lock(m_mutex);
+    if (m_stopped) {
+        return {Errc::unavailable, "tcp transport is shutting down"};
+    }
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.ptr = pollable.get();
+    if (epoll_ctl(m_epoll, EPOLL_CTL_ADD, fd, &event) != 0) {
+        return {Errc::io_error, "epoll_ctl: " + errnoText(errno)};
+    }
+    m_pollables.push_back(pollable);
+    return {};
+}
+
+void IoThread::removePollable(Pollable *pollable, int fd) noexcept
+{
+    epoll_ctl(m_epoll, EPOLL_CTL_DEL, fd, nullptr);
+    std::lock_guard lock(m_mutex);
+    const auto it = std::find_if(m_pollables.begin(), m_pollables.end(),
+                                 [pollable](const auto &p) { return p.get() == pollable; });
+    if (it != m_pollables.end()) {
+        m_retiredPollables.push_back(std::move(*it));
+        m_pollables.erase(it);
+    }
+}
+
+void IoThread::retire(TcpConnection *connection) noexcept
+{
+    std::lock_guard lock(m_mutex);
+    const auto it = std::find_if(m_connections.begin(), m_connections.end(),
+                                 [connection](const auto &c) { return c.get() == connection; });
+    if (it != m_connections.end()) {
+        m_graveyard.push_back(std::move(*it));
+        m_connections.erase(it);
+    }
+}
+
+bool IoThread::post(std::function<void()> work)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_stopped) {
+            return false;
+        }
+        m_commands.push_back(std::move(work));
+    }
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(m_wake, &one, sizeof(one));
+    return true;
+}
+
+void IoThread::runSync(const std::function<void()> &work)
+{
+    if (onThread() || !m_thread.joinable()) {
+        work();
+        return;
+    }
+    std::promise<void> done;
+    auto future = done.get_future();
+    const bool posted = post([&work, &done] {
+        work();
+        done.set_value();
+    });
+    if (!posted) {
+        work(); // the thread has stopped: nothing else touches its objects
+        return;
+    }
+    future.wait();
+}
+
+void IoThread::runCommands() noexcept
+{
+    std::vector<std::function<void()>> commands;
+    {
+        std::lock_guard lock(m_mutex);
+        commands.swap(m_commands);
+    }
+    for (auto &command : commands) {
+        command();
+    }
+}
+
+void IoThread::run() noexcept
+{
+    std::array<epoll_event, kEpollBatch> events{};
+    auto lastSweep = Clock::now();
+    while (!m_stop.load()) {
+        const int n = epoll_wait(m_epoll, events.data(), kEpollBatch, kEpollTimeoutMs);
+        for (int i = 0; i < n; ++i) {
+            if (events[i].data.ptr == nullptr) {
+                std::uint64_t count = 0;
+                [[maybe_unused]] auto r = ::read(m_wake, &count, sizeof(count));
+                runCommands();
+                continue;
+            }
+            static_cast<Pollable *>(events[i].data.ptr)->onEvents(events[i].events);
+        }
+        const auto now = Clock::now();
+        if (now - lastSweep >= std::chrono::milliseconds(kEpollTimeoutMs)) {
+            lastSweep = now;
+            std::vector<std::shared_ptr<TcpConnection>> expired;
+            {
+                std::lock_guard lock(m_mutex);
+                for (const auto &connection : m_connections) {
+                    if (connection->handshakeExpired(now)) {
+                        expired.push_back(connection);
+                    }
+                }
+            }
+            for (const auto &connection : expired) {
+                connection->teardown({Errc::timeout, "no hello from the peer in time"});
+            }
+        }
+        std::lock_guard lock(m_mutex);
+        m_graveyard.clear();
+        m_retiredPollables.clear();
+    }
+
+    // Shutdown: no new work, then every connection is told and closed.
+    std::vector<std::shared_ptr<TcpConnection>> connections;
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopped = true;
+        connections = m_connections;
+    }
+    runCommands();
+    for (const auto &connection : connections) {
+        connection->teardown({Errc::cancelled, "transport shutting down"});
+    }
+    std::lock_guard lock(m_mutex);
+    m_pollables.clear();
+    m_graveyard.clear();
+    m_retiredPollables.clear();
+}
+
+// ---- Connection setup and teardown
+
+TcpConnection::TcpConnection(std::shared_ptr<Engine> engine, IoThread &thread, int fd,
+                             Handler &handler, std::string peer, bool accepted)
+    : m_engine(std::move(engine)), m_thread(thread), m_handler(handler), m_peer(std::move(peer)),
+      m_accepted(accepted), m_handshakeDeadline(Clock::now() + m_engine->options().connectTimeout),
+      m_fd(fd)
+{
+}
+
+TcpConnection::~TcpConnection()
+{
+    if (m_fd >= 0) {
+        ::close(m_fd);
+    }
+}
+
+void TcpConnection::establish(const Limits &limits)
+{
+    std::lock_guard lock(m_mutex);
+    m_limits = limits;
+    const std::size_t depth = limits.queueDepth;
+    // Callers' messages + callers' bulk ops + answers to the peer's gets + the hello answer.
+    m_tx.resize(3 * depth + 1);
+    m_messageBuffers.resize(depth * limits.maxMessageSize);
+    m_messageIov.resize(depth);
+    m_ops.resize(depth);
+    m_opIov.resize(depth * kMaxBulkSegments);
+    m_exposures.resize(depth);
+    m_exposureIov.resize(depth * kMaxBulkSegments);
+    m_rxMessage.resize(limits.maxMessageSize);
+    m_doneTags.reserve(depth);
+    for (std::size_t i = depth; i-- > 0;) {
+        m_messageIov[i].iov_base = m_messageBuffers.data() + i * limits.maxMessageSize;
+        m_ops[i].iov = &m_opIov[i * kMaxBulkSegments];
+        m_exposures[i].iov = &m_exposureIov[i * kMaxBulkSegments];
+        m_freeMessages.push_back(static_cast<std::uint32_t>(i));
+        m_freeOps.push_back(static_cast<std::uint32_t>(i));
+        m_freeExposures.push_back(static_cast<std::uint32_t>(i));
+    }
+    m_state = State::established;
+    m_connected.store(true);
+}
+
+// The acceptor's half of the negotiation: answer with the minimum of both proposals, then hand
+// the connection to the host.
+void TcpConnection::onHello() noexcept
+{
+    m_rxPhase = RxPhase::header;
+    m_rxHave = 0;
+    const auto hello = decode<Hello>(m_helloBytes.data());
+    if (auto status = checkLimits(hello); !status.ok()) {
+        protocolError("bad hello: " + status.message());
+        return;
+    }
+    const Limits &own = m_engine->options().proposed;
+    const Limits agreed{std::min(own.maxMessageSize, hello.maxMessageSize),
+                        std::min(own.maxBulkSize, hello.maxBulkSize),
+                        std::min(own.queueDepth, hello.queueDepth)};
+    establish(agreed);
+    encode(Hello{agreed.maxMessageSize, agreed.queueDepth, agreed.maxBulkSize},
+           m_helloBytes.data());
+    m_helloIov = {m_helloBytes.data(), m_helloBytes.size()};
+    FrameHeader header;
+    header.type = static_cast<std::uint8_t>(FrameType::helloAck);
+    header.length = sizeof(Hello);
+    {
+        std::lock_guard lock(m_mutex);
+        pushTxLocked(header, &m_helloIov, 1, sizeof(Hello), TxKind::control, 0);
+    }
+    m_announced = true;
+    m_engine->log(LogLevel::debug, "accepted " + m_peer);
+    m_handler.onAccepted(shared_from_this());
+}
+
+bool TcpConnection::handshakeExpired(Clock::time_point now) const noexcept
+{
+    std::lock_guard lock(m_mutex);
+    return m_state == State::handshake && now >= m_handshakeDeadline;
+}
+
+void TcpConnection::close() noexcept
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_state == State::closed || m_state == State::closing) {
+            return;
+        }
+        m_state = State::closing;
+        m_connected.store(false);
+    }
+    m_space.notify_all();
+    // Teardown runs on the I/O thread, which alone touches the socket. If that thread has already
+    // stopped, its shutdown tore this connection down.
+    auto self = shared_from_this();
+    (void)m_thread.post([self] { self->teardown({Errc::cancelled, "connection closed locally"}); });
+}
+
+void TcpConnection::teardown(const Status &reason) noexcept
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_state == State::closed) {
+            return;
+        }
+    }
+    // Logged before the socket closes, so whoever sees the close can also find the reason.
+    const bool local = reason.code() == Errc::cancelled;
+    m_engine->log(local ? LogLevel::debug : LogLevel::warning,
+                  "connection " + m_peer + " dropped: " + reason.toString());
+    m_doneTags.clear();
+    {
+        std::lock_guard lock(m_mutex);
+        m_state = State::closed;
+        m_connected.store(false);
+        m_closeReason = reason;
+        for (auto &op : m_ops) {
+            if (op.active) {
+                op.active = false;
+                m_doneTags.push_back(op.tag);
+            }
+        }
+        if (m_fd >= 0) {
+            epoll_ctl(m_thread.epollFd(), EPOLL_CTL_DEL, m_fd, nullptr);
+            ::close(m_fd);
+            m_fd = -1;
+        }
+        m_txCount = 0;
+    }
+    m_space.notify_all();
+    for (const auto tag : m_doneTags) {
+        m_handler.onBulkDone(*this, tag, reason);
+    }
+    if (m_announced) {
+        m_handler.onDisconnected(*this, reason);
+    }
+    m_thread.retire(this);
+}
+
+} // namespace lutra::transport::tcp
+
+extern "C" __attribute__((visibility("default"))) const lutra::transport::PluginEntry *
+lutra_transport_entry()
+{
+    return &lutra::transport::tcp::kEntry;
+}

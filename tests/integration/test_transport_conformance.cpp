@@ -1,0 +1,682 @@
+// Transport conformance: every plugin that can run on this machine (tcp here; verbs joins by
+// adding its name to plugins()) is loaded for real from LUTRA_PLUGIN_PATH and must pass the same
+// cases. Every wait is bounded; nothing measures speed.
+#include "tcp/tcp_frame.h"
+#include "transport/loader.h"
+
+#include <QProcess>
+#include <QScopeGuard>
+#include <QTest>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+using namespace lutra;
+using namespace lutra::transport;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto kWait = 5s; // upper bound for anything that should happen "soon"
+
+// The plugins under test; a plugin that cannot run here (no device) is skipped, not failed.
+std::vector<std::string> plugins()
+{
+    return {"tcp"};
+}
+
+std::string listenUri(const std::string &plugin)
+{
+    return plugin == "verbs" ? "verbs://rxe0/127.0.0.1:0" : plugin + "://127.0.0.1:0";
+}
+
+// Log lines of warning and above, shared by all transports of a test.
+struct LogCapture {
+    std::mutex mutex;
+    std::vector<std::string> lines;
+
+    static void write(void *context, LogLevel level, std::string_view text)
+    {
+        auto *self = static_cast<LogCapture *>(context);
+        if (level >= LogLevel::warning) {
+            std::lock_guard lock(self->mutex);
+            self->lines.emplace_back(text);
+        }
+    }
+    bool has(std::string_view part)
+    {
+        std::lock_guard lock(mutex);
+        for (const auto &line : lines) {
+            if (line.find(part) != std::string::npos) {
+                return true;
+            }
+        }
+        return false;
+    }
+};
+
+std::span<const std::byte> bytes(std::string_view text)
+{
+    return std::as_bytes(std::span(text));
+}
+std::string text(std::span<const std::byte> data)
+{
+    return {reinterpret_cast<const char *>(data.data()), data.size()};
+}
+
+// A host handler that records everything and can answer or stall.
+class Recorder final : public Handler {
+public:
+    std::function<void(Connection &, std::span<const std::byte>)> onMessageHook;
+
+    void onAccepted(const ConnectionPtr &connection) noexcept override
+    {
+        std::lock_guard lock(m_mutex);
+        accepted.push_back(connection);
+        m_changed.notify_all();
+    }
+    void onMessage(Connection &connection, std::span<const std::byte> message) noexcept override
+    {
+        if (onMessageHook) {
+            onMessageHook(connection, message);
+        }
+        std::lock_guard lock(m_mutex);
+        messages.push_back(text(message));
+        m_changed.notify_all();
+    }
+    void onBulkDone(Connection &, std::uint64_t tag, const Status &status) noexcept override
+    {
+        std::lock_guard lock(m_mutex);
+        bulkDone.emplace_back(tag, status);
+        m_changed.notify_all();
+    }
+    void onDisconnected(Connection &, const Status &reason) noexcept override
+    {
+        std::lock_guard lock(m_mutex);
+        disconnects.push_back(reason);
+        m_changed.notify_all();
+    }
+
+    bool waitFor(const std::function<bool()> &done)
+    {
+        std::unique_lock lock(m_mutex);
+        return m_changed.wait_for(lock, kWait, done);
+    }
+    template <typename T> T locked(const std::function<T()> &read)
+    {
+        std::lock_guard lock(m_mutex);
+        return read();
+    }
+
+    std::vector<ConnectionPtr> accepted;
+    std::vector<std::string> messages;
+    std::vector<std::pair<std::uint64_t, Status>> bulkDone;
+    std::vector<Status> disconnects;
+
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+};
+
+// Pages of a buffer as segments: 4 KiB each while that fits kMaxBulkSegments, else larger.
+std::vector<Segment> segmentsOf(std::vector<std::byte> &buffer, std::uint64_t region)
+{
+    const std::size_t piece =
+        std::max<std::size_t>(4096, (buffer.size() + kMaxBulkSegments - 1) / kMaxBulkSegments);
+    std::vector<Segment> out;
+    for (std::size_t offset = 0; offset < buffer.size(); offset += piece) {
+        out.push_back({buffer.data() + offset, std::min(piece, buffer.size() - offset), region});
+    }
+    return out;
+}
+
+void fillPattern(std::vector<std::byte> &buffer, unsigned seed)
+{
+    for (std::size_t i = 0; i < buffer.size(); ++i) {
+        buffer[i] = static_cast<std::byte>((i * 131 + seed * 7 + (i >> 12)) & 0xff);
+    }
+}
+
+std::string encodeDescriptor(const BulkDescriptor &descriptor)
+{
+    return "desc:" + text(descriptor.view());
+}
+
+int rawConnect(const std::string &uri)
+{
+    const auto colon = uri.rfind(':');
+    const int port = std::stoi(uri.substr(colon + 1));
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval timeout{5, 0}; // bounded: a missing drop fails the test instead of hanging it
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+// The server closed the socket (EOF, or a reset when our bytes were left unread).
+bool droppedByPeer(int fd)
+{
+    char sink[64];
+    const ssize_t n = ::recv(fd, sink, sizeof(sink), 0);
+    return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+bool rawSend(int fd, const void *data, std::size_t size)
+{
+    return ::send(fd, data, size, MSG_NOSIGNAL) == static_cast<ssize_t>(size);
+}
+
+// A raw tcp-plugin handshake, so a test can then misbehave on a negotiated connection.
+bool rawHandshake(int fd)
+{
+    namespace tcp = lutra::transport::tcp;
+    std::array<std::byte, tcp::kHeaderSize + sizeof(tcp::Hello)> frame{};
+    tcp::FrameHeader header;
+    header.type = static_cast<std::uint8_t>(tcp::FrameType::hello);
+    header.length = sizeof(tcp::Hello);
+    tcp::encode(header, frame.data());
+    tcp::encode(tcp::Hello{8192, 32, 4u << 20}, frame.data() + tcp::kHeaderSize);
+    if (!rawSend(fd, frame.data(), frame.size())) {
+        return false;
+    }
+    return ::recv(fd, frame.data(), frame.size(), MSG_WAITALL) ==
+           static_cast<ssize_t>(frame.size());
+}
+
+} // namespace
+
+class TestTransportConformance : public QObject {
+    Q_OBJECT
+
+    std::string m_plugin;
+    LogCapture m_log;
+    std::unique_ptr<PluginLoader> m_loader;
+    std::unique_ptr<Transport> m_server;
+    std::unique_ptr<Transport> m_client;
+    std::unique_ptr<Listener> m_listener;
+    Recorder m_serverHandler;
+    Recorder m_clientHandler;
+    std::atomic<bool> m_stall{false};
+
+    // Listens on the server transport and connects one client; returns both ends.
+    std::pair<ConnectionPtr, ConnectionPtr> connectPair(Recorder &serverHandler,
+                                                        Recorder &clientHandler)
+    {
+        const std::size_t before =
+            serverHandler.locked<std::size_t>([&] { return serverHandler.accepted.size(); });
+        auto client = m_client->connect(m_listener->uri(), clientHandler);
+        if (!client.ok()) {
+            qWarning("%s", client.status().toString().c_str());
+            return {};
+        }
+        if (!serverHandler.waitFor([&] { return serverHandler.accepted.size() > before; })) {
+            return {};
+        }
+        return {serverHandler.locked<ConnectionPtr>([&] { return serverHandler.accepted.back(); }),
+                *client};
+    }
+
+private slots:
+    void initTestCase_data()
+    {
+        QTest::addColumn<QString>("plugin");
+        for (const auto &name : plugins()) {
+            QTest::newRow(name.c_str()) << QString::fromStdString(name);
+        }
+    }
+
+    void init()
+    {
+        QFETCH_GLOBAL(QString, plugin);
+        m_plugin = plugin.toStdString();
+        m_loader = std::make_unique<PluginLoader>(LogSink{&LogCapture::write, &m_log});
+        TransportOptions options;
+        options.log = {&LogCapture::write, &m_log};
+        options.connectTimeout = 2000ms;
+        auto server = m_loader->create(m_plugin, options);
+        if (!server.ok() && server.status().code() == Errc::unimplemented) {
+            QSKIP(server.status().toString().c_str());
+        }
+        QVERIFY2(server.ok(), server.status().toString().c_str());
+        auto client = m_loader->create(m_plugin, options);
+        QVERIFY2(client.ok(), client.status().toString().c_str());
+        m_server = std::move(*server);
+        m_client = std::move(*client);
+        auto listener = m_server->listen(listenUri(m_plugin), m_serverHandler);
+        QVERIFY2(listener.ok(), listener.status().toString().c_str());
+        m_listener = std::move(*listener);
+    }
+
+    void cleanup()
+    {
+        m_stall = false;
+        m_listener.reset();
+        m_client.reset();
+        m_server.reset();
+        m_serverHandler.accepted.clear();
+        m_serverHandler.messages.clear();
+        m_serverHandler.bulkDone.clear();
+        m_serverHandler.disconnects.clear();
+        m_serverHandler.onMessageHook = nullptr;
+        m_clientHandler.accepted.clear();
+        m_clientHandler.messages.clear();
+        m_clientHandler.bulkDone.clear();
+        m_clientHandler.disconnects.clear();
+        m_clientHandler.onMessageHook = nullptr;
+        std::lock_guard lock(m_log.mutex);
+        m_log.lines.clear();
+    }
+
+    void connectAndAccept()
+    {
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(server && client);
+        QVERIFY(server->connected() && client->connected());
+        QCOMPARE(server->limits().maxMessageSize, client->limits().maxMessageSize);
+        QCOMPARE(server->limits().maxBulkSize, client->limits().maxBulkSize);
+        QCOMPARE(server->limits().queueDepth, client->limits().queueDepth);
+        QVERIFY(client->peer().starts_with(m_plugin + "://127.0.0.1:"));
+
+        client->close();
+        QVERIFY(m_clientHandler.waitFor([&] { return m_clientHandler.disconnects.size() == 1; }));
+        QCOMPARE(m_clientHandler.disconnects[0].code(), Errc::cancelled);
+        QVERIFY(m_serverHandler.waitFor([&] { return m_serverHandler.disconnects.size() == 1; }));
+        QVERIFY(!m_serverHandler.disconnects[0].ok());
+        QCOMPARE(client->send(bytes("late"), noWait()).code(), Errc::unavailable);
+    }
+
+    void pingPong()
+    {
+        m_serverHandler.onMessageHook = [](Connection &connection, std::span<const std::byte> m) {
+            (void)connection.send(m, noWait());
+        };
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(client);
+        for (int i = 0; i < 200; ++i) {
+            const std::string ping = "ping " + std::to_string(i);
+            QVERIFY(client->send(bytes(ping), deadlineIn(kWait)).ok());
+            QVERIFY(m_clientHandler.waitFor(
+                [&] { return m_clientHandler.messages.size() == std::size_t(i + 1); }));
+            QCOMPARE(m_clientHandler.messages.back(), ping);
+        }
+        // Limits are enforced on the sending side.
+        std::string huge(client->limits().maxMessageSize + 1, 'x');
+        QCOMPARE(client->send(bytes(huge), noWait()).code(), Errc::out_of_range);
+    }
+
+    void concurrentRequestsFromThreads()
+    {
+        // As a target does: the handler only queues the request; a service thread replies, and
+        // may wait for credit there (a handler must not: its I/O thread is what frees credit).
+        std::mutex queueMutex;
+        std::condition_variable queued;
+        std::vector<std::string> requests;
+        bool stop = false;
+        Connection *replyTo = nullptr;
+        m_serverHandler.onMessageHook = [&](Connection &connection, std::span<const std::byte> m) {
+            std::lock_guard lock(queueMutex);
+            replyTo = &connection;
+            requests.push_back(text(m));
+            queued.notify_one();
+        };
+        std::atomic<int> failures{0};
+        std::thread service([&] {
+            std::unique_lock lock(queueMutex);
+            for (;;) {
+                queued.wait(lock, [&] { return stop || !requests.empty(); });
+                if (requests.empty()) {
+                    return;
+                }
+                auto batch = std::move(requests);
+                requests.clear();
+                lock.unlock();
+                for (const auto &request : batch) {
+                    if (!replyTo->send(bytes(request), deadlineIn(kWait)).ok()) {
+                        ++failures;
+                    }
+                }
+                lock.lock();
+            }
+        });
+        auto stopService = qScopeGuard([&] {
+            {
+                std::lock_guard lock(queueMutex);
+                stop = true;
+            }
+            queued.notify_one();
+            service.join();
+        });
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(client);
+        constexpr int kThreads = 4;
+        constexpr int kRequests = 300;
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t) {
+            threads.emplace_back([&, t] {
+                for (int i = 0; i < kRequests; ++i) {
+                    const std::string request = std::to_string(t) + ":" + std::to_string(i) +
+                                                std::string(static_cast<std::size_t>(i % 97), '.');
+                    if (!client->send(bytes(request), deadlineIn(kWait)).ok()) {
+                        ++failures;
+                    }
+                }
+            });
+        }
+        for (auto &thread : threads) {
+            thread.join();
+        }
+        QCOMPARE(failures.load(), 0);
+        QVERIFY(m_clientHandler.waitFor(
+            [&] { return m_clientHandler.messages.size() == kThreads * kRequests; }));
+        // Every reply arrived once, in per-thread order.
+        std::map<int, int> next;
+        for (const auto &reply : m_clientHandler.messages) {
+            const int t = std::stoi(reply.substr(0, reply.find(':')));
+            const int i = std::stoi(reply.substr(reply.find(':') + 1));
+            QCOMPARE(i, next[t]++);
+        }
+    }
+
+    void bulkPutAndGet()
+    {
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(client);
+        const std::uint64_t maxBulk = client->limits().maxBulkSize;
+        std::vector<std::byte> clientPages(maxBulk);
+        std::vector<std::byte> serverPages(maxBulk);
+        auto clientRegion = m_client->registerMemory(clientPages.data(), clientPages.size());
+        auto serverRegion = m_server->registerMemory(serverPages.data(), serverPages.size());
+        QVERIFY(clientRegion.ok() && serverRegion.ok());
+
+        std::uint64_t tag = 0;
+        for (const std::uint64_t size : {std::uint64_t{4096}, std::uint64_t{8192},
+                                         std::uint64_t{65536}, std::uint64_t{1} << 20, maxBulk}) {
+            // Read: the client exposes its pages, the server puts into them.
+            std::vector<std::byte> destination(size);
+            auto destinationSegments = segmentsOf(destination, clientRegion->id);
+            auto exposed = client->exposeBulk(destinationSegments, BulkAccess::putInto);
+            QVERIFY2(exposed.ok(), exposed.status().toString().c_str());
+            QVERIFY(exposed->size <= kMaxBulkDescriptorBytes);
+            QVERIFY(client->send(bytes(encodeDescriptor(*exposed)), deadlineIn(kWait)).ok());
+            QVERIFY(m_serverHandler.waitFor([&] { return !m_serverHandler.messages.empty(); }));
+            const std::string wire = m_serverHandler.locked<std::string>([&] {
+                auto message = m_serverHandler.messages.back();
+                m_serverHandler.messages.clear();
+                return message;
+            });
+            auto remote = BulkDescriptor::fromBytes(bytes(std::string_view(wire).substr(5)));
+            QVERIFY(remote.ok());
+
+            std::vector<std::byte> source(size);
+            fillPattern(source, static_cast<unsigned>(size));
+            auto sourceSegments = segmentsOf(source, serverRegion->id);
+            ++tag;
+            QVERIFY(server->bulkPut(*remote, sourceSegments, tag, deadlineIn(kWait)).ok());
+            QVERIFY(m_serverHandler.waitFor([&] { return m_serverHandler.bulkDone.size() == 1; }));
+            QCOMPARE(m_serverHandler.bulkDone[0].first, tag);
+            QVERIFY(m_serverHandler.bulkDone[0].second.ok());
+            m_serverHandler.locked<int>([&] {
+                m_serverHandler.bulkDone.clear();
+                return 0;
+            });
+            // The reply after the put: when it is delivered, the data is there.
+            QVERIFY(server->send(bytes("read done"), deadlineIn(kWait)).ok());
+            QVERIFY(m_clientHandler.waitFor([&] { return !m_clientHandler.messages.empty(); }));
+            m_clientHandler.locked<int>([&] {
+                m_clientHandler.messages.clear();
+                return 0;
+            });
+            QVERIFY(destination == source);
+            client->unexposeBulk(*exposed);
+
+            // Write: the client exposes dirty pages, the server gets from them.
+            std::vector<std::byte> dirty(size);
+            fillPattern(dirty, static_cast<unsigned>(size) + 1);
+            auto dirtySegments = segmentsOf(dirty, clientRegion->id);
+            auto toGet = client->exposeBulk(dirtySegments, BulkAccess::getFrom);
+            QVERIFY(toGet.ok());
+            std::vector<std::byte> landing(size);
+            auto landingSegments = segmentsOf(landing, serverRegion->id);
+            ++tag;
+            // A put into memory exposed for get is refused locally.
+            QCOMPARE(server->bulkPut(*toGet, landingSegments, tag, noWait()).code(),
+                     Errc::permission_denied);
+            QVERIFY(server->bulkGet(*toGet, landingSegments, tag, deadlineIn(kWait)).ok());
+            QVERIFY(m_serverHandler.waitFor([&] { return m_serverHandler.bulkDone.size() == 1; }));
+            QCOMPARE(m_serverHandler.bulkDone[0].first, tag);
+            QVERIFY(m_serverHandler.bulkDone[0].second.ok());
+            m_serverHandler.locked<int>([&] {
+                m_serverHandler.bulkDone.clear();
+                return 0;
+            });
+            QVERIFY(landing == dirty);
+            client->unexposeBulk(*toGet);
+
+            // A get on memory no longer exposed fails cleanly; the connection stays up.
+            ++tag;
+            QVERIFY(server->bulkGet(*toGet, landingSegments, tag, deadlineIn(kWait)).ok());
+            QVERIFY(m_serverHandler.waitFor([&] { return m_serverHandler.bulkDone.size() == 1; }));
+            QVERIFY(!m_serverHandler.bulkDone[0].second.ok());
+            m_serverHandler.locked<int>([&] {
+                m_serverHandler.bulkDone.clear();
+                return 0;
+            });
+            QVERIFY(client->connected());
+        }
+
+        // Beyond the negotiated maximum: refused before anything is sent.
+        std::vector<std::byte> tooBig(maxBulk + 4096);
+        auto tooBigSegments = segmentsOf(tooBig, clientRegion->id);
+        QCOMPARE(client->exposeBulk(tooBigSegments, BulkAccess::putInto).status().code(),
+                 Errc::out_of_range);
+        m_client->deregisterMemory(*clientRegion);
+        m_server->deregisterMemory(*serverRegion);
+    }
+
+    void targetToClientCallbacks()
+    {
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(server && client);
+        for (int i = 0; i < 50; ++i) {
+            QVERIFY(
+                server->send(bytes("blocking ast " + std::to_string(i)), deadlineIn(kWait)).ok());
+        }
+        QVERIFY(m_clientHandler.waitFor([&] { return m_clientHandler.messages.size() == 50; }));
+        QCOMPARE(m_clientHandler.messages.front(), std::string("blocking ast 0"));
+        QCOMPARE(m_clientHandler.messages.back(), std::string("blocking ast 49"));
+    }
+
+    void backpressureNotUnboundedQueue()
+    {
+        // A member, not a local: the server may still deliver queued messages after this
+        // function returns, until cleanup() stops the transports.
+        m_stall = true;
+        m_serverHandler.onMessageHook = [this](Connection &, std::span<const std::byte>) {
+            for (int i = 0; i < 500 && m_stall.load(); ++i) {
+                std::this_thread::sleep_for(10ms);
+            }
+        };
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(client);
+        const std::string message(client->limits().maxMessageSize, 'b');
+        Status last;
+        for (int i = 0; i < 100000 && last.ok(); ++i) {
+            last = client->send(bytes(message), noWait());
+        }
+        QCOMPARE(last.code(), Errc::resource_exhausted);
+        m_stall = false;
+        QVERIFY(client->send(bytes(message), deadlineIn(kWait)).ok());
+    }
+
+    void peerClosesMidTransfer()
+    {
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(server && client);
+        std::vector<std::byte> destination(client->limits().maxBulkSize);
+        auto segments = segmentsOf(destination, 0);
+        auto exposed = client->exposeBulk(segments, BulkAccess::putInto);
+        QVERIFY(exposed.ok());
+        std::vector<std::byte> source(destination.size());
+        auto sourceSegments = segmentsOf(source, 0);
+        constexpr int kPuts = 4;
+        for (int i = 0; i < kPuts; ++i) {
+            QVERIFY(server->bulkPut(*exposed, sourceSegments, 100 + i, deadlineIn(kWait)).ok());
+        }
+        client->close();
+        // Every accepted operation completes exactly once (done or failed), then the disconnect.
+        QVERIFY(m_serverHandler.waitFor([&] { return m_serverHandler.disconnects.size() == 1; }));
+        QCOMPARE(m_serverHandler.bulkDone.size(), std::size_t(kPuts));
+        std::set<std::uint64_t> tags;
+        for (const auto &[tag, status] : m_serverHandler.bulkDone) {
+            tags.insert(tag);
+        }
+        QCOMPARE(tags.size(), std::size_t(kPuts));
+        QVERIFY(!m_serverHandler.disconnects[0].ok());
+        QVERIFY(!m_serverHandler.disconnects[0].message().empty());
+        QCOMPARE(server->bulkPut(*exposed, sourceSegments, 1, noWait()).code(), Errc::unavailable);
+    }
+
+    void peerProcessKilled()
+    {
+        QProcess peer;
+        peer.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        peer.start(LUTRA_TRANSPORT_PEER,
+                   {QString::fromStdString(m_plugin), QString::fromStdString(m_listener->uri())});
+        QVERIFY(peer.waitForStarted(5000));
+        QVERIFY(m_serverHandler.waitFor([&] { return !m_serverHandler.messages.empty(); }));
+        QCOMPARE(m_serverHandler.messages[0], std::string("ready"));
+        const ConnectionPtr connection = m_serverHandler.accepted.at(0);
+        peer.kill(); // SIGKILL: no goodbye
+        QVERIFY(peer.waitForFinished(5000));
+        QVERIFY(m_serverHandler.waitFor([&] { return m_serverHandler.disconnects.size() == 1; }));
+        const Status reason = m_serverHandler.disconnects[0];
+        QCOMPARE(reason.code(), Errc::unavailable);
+        QVERIFY2(!reason.message().empty(), reason.toString().c_str());
+        QVERIFY(!connection->connected());
+        QCOMPARE(connection->send(bytes("anyone?"), noWait()).code(), Errc::unavailable);
+    }
+
+    void garbageAndOversizeFramesDropOnlyThatConnection()
+    {
+        if (m_plugin != "tcp") {
+            QSKIP("raw-socket framing cases are tcp-specific");
+        }
+        m_serverHandler.onMessageHook = [](Connection &connection, std::span<const std::byte> m) {
+            (void)connection.send(m, noWait());
+        };
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(client);
+
+        // Garbage before any handshake.
+        int fd = rawConnect(m_listener->uri());
+        QVERIFY(fd >= 0);
+        const char junk[] = "GET / HTTP/1.1\r\nHost: example\r\n\r\n";
+        QVERIFY(rawSend(fd, junk, sizeof(junk)));
+        QVERIFY(droppedByPeer(fd));
+        ::close(fd);
+        QVERIFY(m_log.has("garbage frame"));
+
+        // Oversize message after a real handshake.
+        fd = rawConnect(m_listener->uri());
+        QVERIFY(rawHandshake(fd));
+        namespace tcp = lutra::transport::tcp;
+        tcp::FrameHeader header;
+        header.type = static_cast<std::uint8_t>(tcp::FrameType::message);
+        header.length = std::uint64_t{1} << 40;
+        std::array<std::byte, tcp::kHeaderSize> raw{};
+        tcp::encode(header, raw.data());
+        QVERIFY(rawSend(fd, raw.data(), raw.size()));
+        QVERIFY(droppedByPeer(fd));
+        ::close(fd);
+        QVERIFY(m_log.has("oversize message frame"));
+
+        // A frame cut short by the peer.
+        fd = rawConnect(m_listener->uri());
+        QVERIFY(rawHandshake(fd));
+        header.length = 100;
+        tcp::encode(header, raw.data());
+        QVERIFY(rawSend(fd, raw.data(), raw.size()));
+        QVERIFY(rawSend(fd, "0123456789", 10));
+        ::close(fd);
+        QVERIFY(m_serverHandler.waitFor([&] {
+            for (const auto &reason : m_serverHandler.disconnects) {
+                if (reason.message().find("middle of a frame") != std::string::npos) {
+                    return true;
+                }
+            }
+            return false;
+        }));
+        QVERIFY(std::any_of(m_serverHandler.disconnects.begin(), m_serverHandler.disconnects.end(),
+                            [](const Status &s) {
+                                return s.code() == Errc::protocol_error &&
+                                       s.message().find("oversize") != std::string::npos;
+                            }));
+
+        // The good connection never noticed.
+        QVERIFY(client->send(bytes("still here"), deadlineIn(kWait)).ok());
+        QVERIFY(m_clientHandler.waitFor([&] {
+            return !m_clientHandler.messages.empty() &&
+                   m_clientHandler.messages.back() == "still here";
+        }));
+        QVERIFY(client->connected());
+    }
+
+    void connectToClosedPort()
+    {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        QCOMPARE(::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)), 0);
+        socklen_t len = sizeof(addr);
+        ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len);
+        ::close(fd); // bound, never listening, now closed: nothing answers on this port
+        const std::string uri =
+            (m_plugin == "verbs" ? "verbs://rxe0/127.0.0.1:" : m_plugin + "://127.0.0.1:") +
+            std::to_string(ntohs(addr.sin_port));
+        auto connection = m_client->connect(uri, m_clientHandler);
+        QCOMPARE(connection.status().code(), Errc::unavailable);
+        QVERIFY2(connection.status().message().find("refused") != std::string::npos,
+                 connection.status().message().c_str());
+        QCOMPARE(m_client->connect("nonsense", m_clientHandler).status().code(),
+                 Errc::invalid_argument);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTransportConformance)
+#include "test_transport_conformance.moc"
