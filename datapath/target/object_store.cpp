@@ -57,6 +57,8 @@ ObjectAttr attrOf(const struct stat &st)
             std::chrono::seconds(st.st_mtim.tv_sec) +
             std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
     attr.type = typeOf(st.st_mode);
+    attr.inode = static_cast<std::uint64_t>(st.st_ino);
+    attr.mode = static_cast<std::uint32_t>(st.st_mode & 07777);
     return attr;
 }
 
@@ -415,7 +417,8 @@ Result<DirPage> ObjectStore::readdir(std::string_view name, std::uint64_t cookie
                     type = typeOf(st.st_mode);
                 }
             }
-            page.entries.push_back({std::string(entryName), type, entryCookie});
+            page.entries.push_back({std::string(entryName), type, entryCookie,
+                                    static_cast<std::uint64_t>(entry->d_ino)});
             page.nextCookie = entryCookie;
         }
     }

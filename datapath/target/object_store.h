@@ -43,12 +43,15 @@ struct ObjectAttr {
     std::uint64_t size = 0;
     std::chrono::system_clock::time_point mtime;
     ObjectType type = ObjectType::other;
+    std::uint64_t inode = 0; // stable identity: the protocol's object id, the lock resource
+    std::uint32_t mode = 0;  // permission bits
 };
 
 struct DirEntry {
     std::string name;
     ObjectType type = ObjectType::other;
     std::uint64_t cookie = 0; // pass it to readdir to continue after this entry
+    std::uint64_t inode = 0;
 };
 
 struct DirPage {

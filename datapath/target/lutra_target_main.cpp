@@ -1,0 +1,137 @@
+// lutra-target: serves the objects under a backing directory to lutra clients.
+#include "control/control_server.h"
+#include "core/log.h"
+#include "target/target_server.h"
+#include "transport/loader.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+
+namespace {
+
+using namespace lutra;
+
+void transportLog(void *context, transport::LogLevel level, std::string_view text)
+{
+    const auto *category = static_cast<const std::string *>(context);
+    const log::Level mapped = level == transport::LogLevel::error     ? log::Level::error
+                              : level == transport::LogLevel::warning ? log::Level::warning
+                              : level == transport::LogLevel::info    ? log::Level::info
+                                                                      : log::Level::debug;
+    log::write(mapped, *category, text);
+}
+
+// LUTRA_PLUGIN_PATH when set; else the lib directory next to this program (a build tree or a
+// relocated install), then the install directory.
+std::vector<std::string> pluginSearchPath()
+{
+    if (const char *env = std::getenv("LUTRA_PLUGIN_PATH"); env != nullptr && *env != '\0') {
+        return transport::defaultSearchPath();
+    }
+    std::vector<std::string> path;
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        path.push_back((self.parent_path().parent_path() / "lib").string());
+        path.push_back((self.parent_path().parent_path() / "lib/lutra/plugins").string());
+    }
+    for (auto &dir : transport::defaultSearchPath()) {
+        path.push_back(std::move(dir));
+    }
+    return path;
+}
+
+int fail(const std::string &what)
+{
+    std::fprintf(stderr, "lutra-target: %s\n", what.c_str());
+    return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    CLI::App app{"lutra-target: serve the objects under a backing directory to lutra clients"};
+    target::TargetOptions options;
+    std::string commitMode = "batched";
+    bool noControl = false;
+    app.add_option("--name", options.name, "target name, e.g. ost0")->capture_default_str();
+    app.add_option("--root", options.root, "backing directory holding the objects")
+        ->required()
+        ->check(CLI::ExistingDirectory);
+    app.add_option("--listen", options.listen,
+                   "endpoint URI, e.g. tcp://127.0.0.1:7380 (port 0 "
+                   "picks a free port)")
+        ->capture_default_str();
+    app.add_option("--threads", options.serviceThreads, "service threads")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+    app.add_option("--brw-size", options.brwSizeMb, "largest bulk RPC in MiB (brw_size)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 16));
+    app.add_option("--commit-mode", commitMode,
+                   "batched (group commit) or per-write (one sync per write: a baseline)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"batched", "per-write"}));
+    app.add_flag("--no-control", noControl, "do not serve the control socket in the run dir");
+    CLI11_PARSE(app, argc, argv);
+    options.commitMode =
+        commitMode == "per-write" ? target::CommitMode::perWrite : target::CommitMode::batched;
+
+    // Every thread started from here on inherits the blocked signals; main waits for them.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+    const auto scheme = options.listen.find("://");
+    if (scheme == std::string::npos || scheme == 0) {
+        return fail("--listen '" + options.listen + "' is not a URI such as tcp://host:port");
+    }
+    const std::string pluginName = options.listen.substr(0, scheme);
+    static std::string transportCategory = "transport." + pluginName;
+    const transport::LogSink sink{&transportLog, &transportCategory};
+    transport::PluginLoader loader(sink, pluginSearchPath());
+    transport::TransportOptions transportOptions;
+    transportOptions.log = sink;
+    transportOptions.proposed.maxBulkSize = std::uint64_t{options.brwSizeMb} << 20;
+    auto transport = loader.create(pluginName, transportOptions);
+    if (!transport) {
+        return fail(transport.status().message());
+    }
+
+    params::Registry registry;
+    auto server = target::TargetServer::start(options, **transport, registry);
+    if (!server) {
+        return fail(server.status().message());
+    }
+    std::unique_ptr<control::ControlServer> control;
+    if (!noControl) {
+        auto started = control::ControlServer::start(
+            {"target", options.name, control::runDirectory(), &registry, {}});
+        if (!started) {
+            return fail("control socket: " + started.status().message() +
+                        " (set LUTRA_RUN_DIR, or --no-control)");
+        }
+        control = std::move(started).value();
+    }
+    std::printf("lutra-target %s listening on %s%s%s\n", options.name.c_str(),
+                (*server)->listenUri().c_str(), control ? " control " : "",
+                control ? control->socketPath().c_str() : "");
+    std::fflush(stdout);
+
+    int received = 0;
+    sigwait(&signals, &received);
+    log::info("target." + options.name, std::string("received ") +
+                                            (received == SIGINT ? "SIGINT" : "SIGTERM") +
+                                            ", finishing in-flight requests");
+    control.reset();
+    (*server)->shutdown();
+    return 0;
+}

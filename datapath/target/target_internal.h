@@ -1,0 +1,145 @@
+#pragma once
+// TargetServer's insides, shared by target_server.cpp (life cycle, transport callbacks) and
+// target_ops.cpp (executing requests).
+
+#include "protocol/codec.h"
+#include "target/target_server.h"
+
+#include <condition_variable>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace lutra::target {
+
+// An object a client opened: the fd and the lock resource it maps to.
+struct OpenObject {
+    ObjectHandle handle;
+    std::string resource; // "ino:<n>": two names of one file share locks
+    bool writable = false;
+};
+
+// One connected client. The connection's context points here; requests hold a shared_ptr so a
+// disconnect never frees a session under a service thread.
+struct Session : std::enable_shared_from_this<Session> {
+    ClientId id = 0;
+    transport::ConnectionPtr connection;
+
+    std::mutex mutex;       // guards everything below
+    bool connected = false; // protocol connect done
+    std::string clientName;
+    std::uint32_t maxBulkBytes = 0;
+    std::uint64_t features = 0;
+    std::uint64_t nextHandle = 1;
+    std::unordered_map<std::uint64_t, std::shared_ptr<OpenObject>> handles;
+    std::unordered_set<LockHandle> locks;
+
+    std::string label() const; // "client-name (id 3)"
+};
+
+// A request copied off the I/O thread into preallocated memory.
+struct RequestSlot {
+    std::shared_ptr<Session> session;
+    std::size_t length = 0;
+    std::unique_ptr<std::byte[]> bytes; // protocol::kMaxMessageSize
+};
+
+// A fixed pool of request slots: a free list and a ready ring, both bounded by the pool size,
+// so a flood of requests gets "busy" answers instead of unbounded memory.
+class RequestQueue {
+public:
+    explicit RequestQueue(std::size_t slots);
+
+    RequestSlot &slot(std::uint32_t index) { return m_slots[index]; }
+    // A free slot, or -1 at once when all are taken or the queue is stopping.
+    int acquire();
+    void push(std::uint32_t index);
+    // The next ready slot; -1 when stopping and nothing is left.
+    int pop();
+    void release(std::uint32_t index);
+    void stop();
+
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_ready;
+    std::vector<RequestSlot> m_slots;
+    std::vector<std::uint32_t> m_free;
+    std::vector<std::uint32_t> m_ring;
+    std::size_t m_head = 0;
+    std::size_t m_count = 0;
+    bool m_stopping = false;
+};
+
+// A service thread's own memory, allocated once.
+struct Worker {
+    unsigned index = 0;
+    std::unique_ptr<std::byte[]> bulk;  // kMaxBulkBytes, touched only as far as used
+    std::unique_ptr<std::byte[]> reply; // kMaxMessageSize
+    std::vector<std::uint32_t> crcs;    // one per page of the largest bulk
+    std::vector<protocol::DirEntry> entries;
+
+    // Completion of this worker's bulkPut/bulkGet (tag = index).
+    std::mutex bulkMutex;
+    std::condition_variable bulkDone;
+    bool bulkFinished = false;
+    Status bulkStatus;
+
+    std::thread thread;
+};
+
+struct TargetServer::Impl final : transport::Handler, LockCallbacks {
+    TargetOptions options;
+    transport::Transport *transport = nullptr;
+    std::string category; // log category "target.<name>"
+
+    std::unique_ptr<ObjectStore> store;
+    std::unique_ptr<GroupCommit> commit;
+    std::unique_ptr<LockManager> locks;
+    jobs::JobStats jobStats;
+    std::atomic<std::uint32_t> brwSizeMb{4};
+
+    RequestQueue queue;
+    std::vector<std::unique_ptr<Worker>> workers;
+
+    std::mutex sessionsMutex;
+    std::map<ClientId, std::shared_ptr<Session>> sessions;
+    ClientId nextClientId = 1;
+    std::atomic<std::uint64_t> nextCallbackXid{1};
+
+    std::unique_ptr<transport::Listener> listener;
+    std::mutex shutdownMutex;
+    bool shutDown = false;
+
+    std::unique_ptr<params::ParamGroup> paramGroup; // destroyed first: bindings point here
+
+    explicit Impl(TargetOptions opts);
+
+    Status publish(params::Registry &registry);
+    void serve(Worker &worker);
+    void execute(Worker &worker, RequestSlot &slot);
+    void sendReply(Session &session, Worker &worker, const protocol::Message &reply);
+    void sendError(Session &session, Worker &worker, const protocol::Message &request,
+                   const Status &status);
+    // Waits for the worker's bulk operation; the transport reports it through onBulkDone.
+    Status waitBulk(Worker &worker);
+    std::shared_ptr<Session> findSession(ClientId id);
+    void dropSession(Session &session, const Status &reason);
+
+    // transport::Handler (plugin I/O threads: quick, never blocking)
+    void onAccepted(const transport::ConnectionPtr &connection) noexcept override;
+    void onMessage(transport::Connection &connection,
+                   std::span<const std::byte> message) noexcept override;
+    void onBulkDone(transport::Connection &connection, std::uint64_t tag,
+                    const Status &status) noexcept override;
+    void onDisconnected(transport::Connection &connection, const Status &reason) noexcept override;
+
+    // LockCallbacks (service threads)
+    void sendBlockingCallback(ClientId client, LockHandle lock, std::string_view resource) override;
+    void clientEvicted(ClientId client) override;
+};
+
+} // namespace lutra::target

@@ -1,0 +1,463 @@
+// Executing client requests on service threads.
+#include "core/log.h"
+#include "protocol/crc32c.h"
+#include "target/target_internal.h"
+
+#include <sys/uio.h>
+
+namespace lutra::target {
+
+namespace {
+
+using namespace protocol;
+using jobs::JobStats;
+
+constexpr auto kReplyDeadline = std::chrono::seconds(10);
+constexpr auto kBulkDeadline = std::chrono::seconds(30);
+
+std::uint64_t toNanos(std::chrono::system_clock::time_point time)
+{
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count());
+}
+
+protocol::ObjectAttr toWire(const target::ObjectAttr &attr)
+{
+    protocol::ObjectAttr out;
+    out.objectId = attr.inode;
+    out.kind = attr.type == ObjectType::directory ? ObjectKind::directory : ObjectKind::file;
+    out.mode = attr.mode;
+    out.size = attr.size;
+    out.mtimeNs = toNanos(attr.mtime);
+    return out;
+}
+
+std::string resourceOf(const ObjectHandle &handle)
+{
+    return "ino:" + std::to_string(handle.inode());
+}
+
+// The outcome of one request: a reply body, or an error for the client.
+using Outcome = std::variant<Body, Status>;
+
+} // namespace
+
+void TargetServer::Impl::serve(Worker &worker)
+{
+    for (;;) {
+        const int index = queue.pop();
+        if (index < 0) {
+            return;
+        }
+        execute(worker, queue.slot(static_cast<std::uint32_t>(index)));
+        queue.release(static_cast<std::uint32_t>(index));
+    }
+}
+
+Status TargetServer::Impl::waitBulk(Worker &worker)
+{
+    std::unique_lock lock(worker.bulkMutex);
+    // The transport reports every accepted bulk operation exactly once (also on disconnect), so
+    // this wait ends; the deadline only guards against a plugin bug.
+    if (!worker.bulkDone.wait_for(lock, kBulkDeadline + std::chrono::seconds(5),
+                                  [&worker] { return worker.bulkFinished; })) {
+        return {Errc::timeout, "bulk transfer did not complete"};
+    }
+    worker.bulkFinished = false;
+    return worker.bulkStatus;
+}
+
+void TargetServer::Impl::sendReply(Session &session, Worker &worker, const Message &reply)
+{
+    auto size = encode(reply, {worker.reply.get(), kMaxMessageSize});
+    if (!size) {
+        log::error(category, "cannot encode " + std::string(opcodeName(reply.opcode())) +
+                                 " reply: " + size.status().message());
+        return;
+    }
+    const Status sent = session.connection->send({worker.reply.get(), *size},
+                                                 transport::deadlineIn(kReplyDeadline));
+    if (!sent && sent.code() != Errc::unavailable) {
+        log::warning(category, "reply to " + session.label() + " not sent: " + sent.message());
+    }
+}
+
+void TargetServer::Impl::sendError(Session &session, Worker &worker, const Message &request,
+                                   const Status &status)
+{
+    std::string text = status.message();
+    if (text.size() > kMaxErrorMessageLength) {
+        text.resize(kMaxErrorMessageLength);
+    }
+    for (char &c : text) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            c = ' ';
+        }
+    }
+    Message reply;
+    reply.xid = request.xid;
+    reply.body = ErrorReply{request.opcode(), status.ok() ? Errc::internal : status.code(), text};
+    sendReply(session, worker, reply);
+}
+
+void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
+{
+    Session &session = *slot.session;
+    auto decoded = decode({slot.bytes.get(), slot.length});
+    if (!decoded) {
+        // Not our protocol, or a broken client: drop the connection, say why, keep serving.
+        log::warning(category, session.label() + " sent a malformed message, disconnecting: " +
+                                   decoded.status().message());
+        session.connection->close();
+        return;
+    }
+    const Message &request = *decoded;
+    if (request.isReply()) {
+        return; // answers to our blocking callbacks: the cancel that follows is what counts
+    }
+    {
+        std::lock_guard lock(session.mutex);
+        if (!session.connected && request.opcode() != Opcode::connect) {
+            sendError(session, worker, request,
+                      {Errc::failed_precondition, "connect before any other request"});
+            return;
+        }
+    }
+    const std::string_view job = request.jobId;
+
+    // Finds an open object of this client.
+    const auto opened = [&session](std::uint64_t handle) -> std::shared_ptr<OpenObject> {
+        std::lock_guard lock(session.mutex);
+        const auto it = session.handles.find(handle);
+        return it == session.handles.end() ? nullptr : it->second;
+    };
+    const auto badHandle = [](std::uint64_t handle) {
+        return Status(Errc::not_found, "handle " + std::to_string(handle) + " is not open");
+    };
+    const auto remember = [&session](ObjectHandle handle, bool writable) {
+        auto object = std::make_shared<OpenObject>();
+        object->resource = resourceOf(handle);
+        object->handle = std::move(handle);
+        object->writable = writable;
+        std::lock_guard lock(session.mutex);
+        const std::uint64_t id = session.nextHandle++;
+        session.handles.emplace(id, std::move(object));
+        return id;
+    };
+
+    const Outcome outcome = std::visit(
+        [&](const auto &body) -> Outcome {
+            using T = std::decay_t<decltype(body)>;
+            if constexpr (std::is_same_v<T, ConnectRequest>) {
+                const std::uint16_t version = std::min(body.maxVersion, kMaxVersion);
+                if (version < body.minVersion || version < kMinVersion) {
+                    return Status(Errc::unimplemented,
+                                  "no common protocol version: client speaks " +
+                                      std::to_string(body.minVersion) + ".." +
+                                      std::to_string(body.maxVersion) + ", target " +
+                                      std::to_string(kMinVersion) + ".." +
+                                      std::to_string(kMaxVersion));
+                }
+                const std::uint64_t brw = std::uint64_t{brwSizeMb.load()} << 20;
+                ConnectReply reply;
+                reply.version = version;
+                reply.maxBulkBytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+                    {body.maxBulkBytes, brw, session.connection->limits().maxBulkSize}));
+                reply.maxBulkBytes -= reply.maxBulkBytes % kPageSize;
+                reply.maxMessageBytes = static_cast<std::uint32_t>(
+                    std::min<std::uint64_t>({body.maxMessageBytes, kMaxMessageSize,
+                                             session.connection->limits().maxMessageSize}));
+                reply.features = body.features & (kFeatureChecksums | kFeatureBlockingCallbacks);
+                reply.targetName = options.name;
+                {
+                    std::lock_guard lock(session.mutex);
+                    session.connected = true;
+                    session.clientName = std::string(body.clientId);
+                    session.maxBulkBytes = reply.maxBulkBytes;
+                    session.features = reply.features;
+                }
+                log::info(category, session.label() + " connected");
+                return reply;
+            } else if constexpr (std::is_same_v<T, PingRequest>) {
+                return PingReply{};
+            } else if constexpr (std::is_same_v<T, StatfsRequest>) {
+                jobStats.add(job, JobStats::statfs);
+                auto fs = store->statfs();
+                if (!fs) {
+                    return fs.status();
+                }
+                StatfsReply reply;
+                reply.blockSize = kPageSize;
+                reply.totalBlocks = fs->totalBytes / kPageSize;
+                reply.freeBlocks = fs->freeBytes / kPageSize;
+                reply.availBlocks = fs->availableBytes / kPageSize;
+                reply.totalObjects = fs->totalFiles;
+                reply.freeObjects = fs->freeFiles;
+                return reply;
+            } else if constexpr (std::is_same_v<T, CreateRequest>) {
+                jobStats.add(job, JobStats::create);
+                auto created = store->create(body.path, static_cast<mode_t>(body.mode));
+                if (!created && created.status().code() == Errc::already_exists &&
+                    (body.flags & kCreateExclusive) == 0) {
+                    created = store->open(body.path);
+                }
+                if (!created) {
+                    return created.status();
+                }
+                auto attr = created->stat();
+                if (!attr) {
+                    return attr.status();
+                }
+                CreateReply reply;
+                reply.attr = toWire(*attr);
+                reply.handle = remember(std::move(created).value(), true);
+                return reply;
+            } else if constexpr (std::is_same_v<T, OpenRequest>) {
+                auto object = store->open(body.path);
+                if (!object) {
+                    return object.status();
+                }
+                auto attr = object->stat();
+                if (!attr) {
+                    return attr.status();
+                }
+                OpenReply reply;
+                reply.attr = toWire(*attr);
+                reply.handle = remember(std::move(object).value(), (body.flags & kOpenWrite) != 0);
+                return reply;
+            } else if constexpr (std::is_same_v<T, CloseRequest>) {
+                std::lock_guard lock(session.mutex);
+                if (session.handles.erase(body.handle) == 0) {
+                    return badHandle(body.handle);
+                }
+                return CloseReply{};
+            } else if constexpr (std::is_same_v<T, StatRequest>) {
+                jobStats.add(job, JobStats::getattr);
+                auto attr = store->stat(body.path);
+                if (!attr) {
+                    return attr.status();
+                }
+                return StatReply{toWire(*attr)};
+            } else if constexpr (std::is_same_v<T, UnlinkRequest>) {
+                jobStats.add(job, JobStats::destroy);
+                if (auto status = store->unlink(body.path); !status) {
+                    return status;
+                }
+                return UnlinkReply{};
+            } else if constexpr (std::is_same_v<T, TruncateRequest>) {
+                jobStats.add(job, JobStats::punch);
+                auto object = opened(body.handle);
+                if (!object) {
+                    return badHandle(body.handle);
+                }
+                if (!object->writable) {
+                    return Status(Errc::permission_denied,
+                                  "handle " + std::to_string(body.handle) + " is read-only");
+                }
+                if (auto status = object->handle.truncate(body.size); !status) {
+                    return status;
+                }
+                if (auto status = commit->commit(object->handle, 0); !status) {
+                    return status;
+                }
+                return TruncateReply{};
+            } else if constexpr (std::is_same_v<T, MkdirRequest>) {
+                if (auto status = store->mkdir(body.path, static_cast<mode_t>(body.mode));
+                    !status) {
+                    return status;
+                }
+                auto attr = store->stat(body.path);
+                if (!attr) {
+                    return attr.status();
+                }
+                return MkdirReply{toWire(*attr)};
+            } else if constexpr (std::is_same_v<T, RmdirRequest>) {
+                if (auto status = store->rmdir(body.path); !status) {
+                    return status;
+                }
+                return RmdirReply{};
+            } else if constexpr (std::is_same_v<T, ReaddirRequest>) {
+                const std::size_t wanted =
+                    std::min<std::size_t>(body.maxEntries, ObjectStore::kMaxReaddirEntries);
+                auto page = store->readdir(body.path, body.cookie, wanted);
+                if (!page) {
+                    return page.status();
+                }
+                // Keep the reply within the message size; the rest comes with the next cookie.
+                std::size_t room = kMaxMessageSize - kHeaderSize - 64;
+                ReaddirReply reply;
+                reply.eof = page->end;
+                reply.nextCookie = page->nextCookie;
+                worker.entries.clear();
+                for (const auto &entry : page->entries) {
+                    protocol::DirEntry wire{entry.inode,
+                                            entry.type == ObjectType::directory
+                                                ? ObjectKind::directory
+                                                : ObjectKind::file,
+                                            entry.name};
+                    const std::size_t size = dirEntryWireSize(wire);
+                    if (size > room) {
+                        reply.eof = false;
+                        reply.nextCookie = worker.entries.empty()
+                                               ? body.cookie
+                                               : page->entries[worker.entries.size() - 1].cookie;
+                        break;
+                    }
+                    room -= size;
+                    worker.entries.push_back(wire);
+                }
+                reply.entries = DirEntryList(worker.entries);
+                // `page` owns the names the entries view: encode before it goes away.
+                Message message{request.xid, {}, reply};
+                sendReply(session, worker, message);
+                return Status{};
+            } else if constexpr (std::is_same_v<T, ReadRequest>) {
+                auto object = opened(body.io.handle);
+                if (!object) {
+                    return badHandle(body.io.handle);
+                }
+                const std::uint64_t bytes = body.io.byteCount();
+                if (bytes > session.maxBulkBytes) {
+                    return Status(Errc::out_of_range,
+                                  "read of " + std::to_string(bytes) +
+                                      " bytes exceeds the negotiated bulk size of " +
+                                      std::to_string(session.maxBulkBytes));
+                }
+                auto descriptor = transport::BulkDescriptor::fromBytes(body.io.descriptor.bytes);
+                if (!descriptor) {
+                    return descriptor.status();
+                }
+                auto got = object->handle.pread({worker.bulk.get(), bytes}, body.io.offset);
+                if (!got) {
+                    return got.status();
+                }
+                ReadReply reply;
+                reply.bytesRead = static_cast<std::uint32_t>(*got);
+                if (*got > 0) {
+                    const transport::Segment segment{worker.bulk.get(), *got, 0};
+                    Status put =
+                        session.connection->bulkPut(*descriptor, {&segment, 1}, worker.index,
+                                                    transport::deadlineIn(kBulkDeadline));
+                    if (put) {
+                        put = waitBulk(worker);
+                    }
+                    if (!put) {
+                        return put.withContext("read " + object->handle.name());
+                    }
+                }
+                const bool sums = (body.io.flags & kBulkChecksums) != 0 &&
+                                  (session.features & kFeatureChecksums) != 0;
+                if (sums) {
+                    const std::size_t pages = (*got + kPageSize - 1) / kPageSize;
+                    if (auto status =
+                            computePageCrcs({worker.bulk.get(), *got}, {worker.crcs.data(), pages});
+                        !status) {
+                        return status;
+                    }
+                    reply.flags = kBulkChecksums;
+                    reply.pageCrcs = Crc32List({worker.crcs.data(), pages});
+                }
+                jobStats.sample(job, JobStats::read_bytes, static_cast<std::int64_t>(*got));
+                return reply;
+            } else if constexpr (std::is_same_v<T, WriteRequest>) {
+                auto object = opened(body.io.handle);
+                if (!object) {
+                    return badHandle(body.io.handle);
+                }
+                if (!object->writable) {
+                    return Status(Errc::permission_denied,
+                                  "handle " + std::to_string(body.io.handle) + " is read-only");
+                }
+                const std::uint64_t bytes = body.io.byteCount();
+                if (bytes > session.maxBulkBytes) {
+                    return Status(Errc::out_of_range,
+                                  "write of " + std::to_string(bytes) +
+                                      " bytes exceeds the negotiated bulk size of " +
+                                      std::to_string(session.maxBulkBytes));
+                }
+                auto descriptor = transport::BulkDescriptor::fromBytes(body.io.descriptor.bytes);
+                if (!descriptor) {
+                    return descriptor.status();
+                }
+                const transport::Segment segment{worker.bulk.get(), bytes, 0};
+                Status got = session.connection->bulkGet(*descriptor, {&segment, 1}, worker.index,
+                                                         transport::deadlineIn(kBulkDeadline));
+                if (got) {
+                    got = waitBulk(worker);
+                }
+                if (!got) {
+                    return got.withContext("write " + object->handle.name());
+                }
+                if ((body.io.flags & kBulkChecksums) != 0) {
+                    const std::size_t pages = body.io.pageCount;
+                    if (auto status = computePageCrcs({worker.bulk.get(), bytes},
+                                                      {worker.crcs.data(), pages});
+                        !status) {
+                        return status;
+                    }
+                    for (std::size_t i = 0; i < pages; ++i) {
+                        if (worker.crcs[i] != body.pageCrcs[i]) {
+                            return Status(Errc::io_error,
+                                          "write " + object->handle.name() + " page " +
+                                              std::to_string(i) +
+                                              ": checksum mismatch, data damaged in transit");
+                        }
+                    }
+                }
+                const iovec vector{worker.bulk.get(), bytes};
+                auto written = commit->writeDurable(object->handle, {&vector, 1}, body.io.offset);
+                if (!written) {
+                    return written.status();
+                }
+                jobStats.sample(job, JobStats::write_bytes, static_cast<std::int64_t>(*written));
+                return WriteReply{static_cast<std::uint32_t>(*written)};
+            } else if constexpr (std::is_same_v<T, LockEnqueueRequest>) {
+                auto object = opened(body.handle);
+                if (!object) {
+                    return badHandle(body.handle);
+                }
+                if ((body.flags & kLockNonBlocking) != 0) {
+                    return Status(Errc::unimplemented,
+                                  "non-blocking lock enqueue is not supported yet");
+                }
+                const LockMode mode =
+                    body.mode == protocol::LockMode::pw ? LockMode::PW : LockMode::PR;
+                auto lock = locks->enqueue(object->resource, mode, session.id);
+                if (!lock) {
+                    return lock.status();
+                }
+                {
+                    std::lock_guard guard(session.mutex);
+                    session.locks.insert(*lock);
+                }
+                return LockEnqueueReply{*lock, body.mode};
+            } else if constexpr (std::is_same_v<T, LockCancelRequest>) {
+                {
+                    std::lock_guard guard(session.mutex);
+                    if (session.locks.erase(body.lockHandle) == 0) {
+                        return Status(Errc::not_found, "lock " + std::to_string(body.lockHandle) +
+                                                           " is not held by this client");
+                    }
+                }
+                if (auto status = locks->cancel(body.lockHandle); !status) {
+                    return status;
+                }
+                return LockCancelReply{};
+            } else {
+                return Status(Errc::unimplemented, std::string(opcodeName(request.opcode())) +
+                                                       " is not a request a target serves");
+            }
+        },
+        request.body);
+
+    if (const auto *status = std::get_if<Status>(&outcome)) {
+        if (!status->ok()) {
+            sendError(session, worker, request, *status);
+        }
+        return; // ok: the handler replied itself
+    }
+    Message reply{request.xid, {}, std::get<Body>(outcome)};
+    sendReply(session, worker, reply);
+}
+
+} // namespace lutra::target
