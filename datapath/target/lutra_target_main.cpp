@@ -1,6 +1,7 @@
 // lutra-target: serves the objects under a backing directory to lutra clients.
 #include "control/control_server.h"
 #include "core/log.h"
+#include "target/raw_baseline.h"
 #include "target/target_server.h"
 #include "transport/loader.h"
 
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
     target::TargetOptions options;
     std::string commitMode = "batched";
     bool noControl = false;
+    std::string rawBaselineUri;
     app.add_option("--name", options.name, "target name, e.g. ost0")->capture_default_str();
     app.add_option("--root", options.root, "backing directory holding the objects")
         ->required()
@@ -79,6 +81,9 @@ int main(int argc, char **argv)
         ->capture_default_str()
         ->check(CLI::IsMember({"batched", "per-write"}));
     app.add_flag("--no-control", noControl, "do not serve the control socket in the run dir");
+    app.add_option("--raw-baseline", rawBaselineUri,
+                   "also serve a plain TCP endpoint (no lutra protocol) for lutra-bench's "
+                   "baseline, e.g. tcp://127.0.0.1:0");
     CLI11_PARSE(app, argc, argv);
     options.commitMode =
         commitMode == "per-write" ? target::CommitMode::perWrite : target::CommitMode::batched;
@@ -120,6 +125,16 @@ int main(int argc, char **argv)
                         " (set LUTRA_RUN_DIR, or --no-control)");
         }
         control = std::move(started).value();
+    }
+    std::unique_ptr<target::RawBaseline> rawBaseline;
+    if (!rawBaselineUri.empty()) {
+        auto started = target::RawBaseline::start(rawBaselineUri);
+        if (!started) {
+            return fail(started.status().message());
+        }
+        rawBaseline = std::move(started).value();
+        std::printf("lutra-target %s raw baseline on %s\n", options.name.c_str(),
+                    rawBaseline->uri().c_str());
     }
     std::printf("lutra-target %s listening on %s%s%s\n", options.name.c_str(),
                 (*server)->listenUri().c_str(), control ? " control " : "",
