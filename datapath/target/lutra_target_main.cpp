@@ -11,41 +11,10 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 
 namespace {
 
 using namespace lutra;
-
-void transportLog(void *context, transport::LogLevel level, std::string_view text)
-{
-    const auto *category = static_cast<const std::string *>(context);
-    const log::Level mapped = level == transport::LogLevel::error     ? log::Level::error
-                              : level == transport::LogLevel::warning ? log::Level::warning
-                              : level == transport::LogLevel::info    ? log::Level::info
-                                                                      : log::Level::debug;
-    log::write(mapped, *category, text);
-}
-
-// LUTRA_PLUGIN_PATH when set; else the lib directory next to this program (a build tree or a
-// relocated install), then the install directory.
-std::vector<std::string> pluginSearchPath()
-{
-    if (const char *env = std::getenv("LUTRA_PLUGIN_PATH"); env != nullptr && *env != '\0') {
-        return transport::defaultSearchPath();
-    }
-    std::vector<std::string> path;
-    std::error_code ec;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        path.push_back((self.parent_path().parent_path() / "lib").string());
-        path.push_back((self.parent_path().parent_path() / "lib/lutra/plugins").string());
-    }
-    for (auto &dir : transport::defaultSearchPath()) {
-        path.push_back(std::move(dir));
-    }
-    return path;
-}
 
 int fail(const std::string &what)
 {
@@ -100,9 +69,9 @@ int main(int argc, char **argv)
         return fail("--listen '" + options.listen + "' is not a URI such as tcp://host:port");
     }
     const std::string pluginName = options.listen.substr(0, scheme);
-    static std::string transportCategory = "transport." + pluginName;
-    const transport::LogSink sink{&transportLog, &transportCategory};
-    transport::PluginLoader loader(sink, pluginSearchPath());
+    static const std::string transportCategory = "transport." + pluginName;
+    const transport::LogSink sink = transport::processLogSink(transportCategory);
+    transport::PluginLoader loader(sink);
     transport::TransportOptions transportOptions;
     transportOptions.log = sink;
     transportOptions.proposed.maxBulkSize = std::uint64_t{options.brwSizeMb} << 20;

@@ -1,14 +1,15 @@
 #include "target/raw_baseline.h"
 
 #include <arpa/inet.h>
-#include <cerrno>
-#include <charconv>
-#include <cstring>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
 
 namespace lutra::target {
 
@@ -72,7 +73,8 @@ Result<std::pair<std::string, std::uint16_t>> parseTcpUri(std::string_view uri)
     }
     unsigned port = 0;
     const auto portText = rest.substr(colon + 1);
-    const auto [end, ec] = std::from_chars(portText.data(), portText.data() + portText.size(), port);
+    const auto [end, ec] =
+        std::from_chars(portText.data(), portText.data() + portText.size(), port);
     if (ec != std::errc() || end != portText.data() + portText.size() || port > 65535) {
         return Status(Errc::invalid_argument, "'" + std::string(uri) + "': bad port");
     }
@@ -102,14 +104,15 @@ Result<std::unique_ptr<RawBaseline>> RawBaseline::start(std::string_view uri)
         ::listen(fd, 64) != 0) {
         const int error = errno;
         ::close(fd);
-        return Status(Errc::unavailable,
-                      "raw baseline cannot listen on " + std::string(uri) + ": " + std::strerror(error));
+        return Status(Errc::unavailable, "raw baseline cannot listen on " + std::string(uri) +
+                                             ": " + std::strerror(error));
     }
     socklen_t length = sizeof address;
     ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
     char host[INET_ADDRSTRLEN] = {};
     ::inet_ntop(AF_INET, &address.sin_addr, host, sizeof host);
-    const std::string bound = "tcp://" + std::string(host) + ":" + std::to_string(ntohs(address.sin_port));
+    const std::string bound =
+        "tcp://" + std::string(host) + ":" + std::to_string(ntohs(address.sin_port));
     return std::unique_ptr<RawBaseline>(new RawBaseline(fd, bound));
 }
 

@@ -1,5 +1,7 @@
 #include "transport/loader.h"
 
+#include "core/log.h"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -59,6 +61,15 @@ std::vector<std::string> defaultSearchPath()
     std::vector<std::string> dirs;
     const char *env = std::getenv("LUTRA_PLUGIN_PATH");
     if (env == nullptr || *env == '\0') {
+        // Next to the running program first: a build tree keeps plugins in <build>/lib beside
+        // <build>/bin, an install in <prefix>/lib/lutra/plugins beside <prefix>/bin.
+        std::error_code error;
+        const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+        if (!error) {
+            const auto prefix = self.parent_path().parent_path();
+            dirs.push_back((prefix / "lib").string());
+            dirs.push_back((prefix / "lib" / "lutra" / "plugins").string());
+        }
         dirs.emplace_back(LUTRA_PLUGIN_DIR);
         return dirs;
     }
@@ -75,6 +86,19 @@ std::vector<std::string> defaultSearchPath()
         rest.remove_prefix(colon + 1);
     }
     return dirs;
+}
+
+LogSink processLogSink(const std::string &category)
+{
+    const auto write = [](void *context, LogLevel level, std::string_view text) {
+        const auto *name = static_cast<const std::string *>(context);
+        const log::Level mapped = level == LogLevel::error     ? log::Level::error
+                                  : level == LogLevel::warning ? log::Level::warning
+                                  : level == LogLevel::info    ? log::Level::info
+                                                               : log::Level::debug;
+        log::write(mapped, *name, text);
+    };
+    return {write, const_cast<std::string *>(&category)};
 }
 
 std::string pluginFileName(std::string_view name)

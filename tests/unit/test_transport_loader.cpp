@@ -7,6 +7,7 @@
 #include <QTest>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 using namespace lutra;
@@ -157,8 +158,11 @@ private slots:
         QCOMPARE(defaultSearchPath(), (std::vector<std::string>{"/a", "/b/c"}));
         qunsetenv("LUTRA_PLUGIN_PATH");
         const auto fallback = defaultSearchPath();
-        QCOMPARE(fallback.size(), std::size_t(1));
-        QVERIFY2(contains(fallback[0], "lutra/plugins"), fallback[0].c_str());
+        // Next to this program first (<build>/bin -> <build>/lib), the install directory last.
+        QCOMPARE(fallback.size(), std::size_t(3));
+        const std::filesystem::path bin = QCoreApplication::applicationDirPath().toStdString();
+        QCOMPARE(fallback[0], (bin.parent_path() / "lib").string());
+        QVERIFY2(contains(fallback[2], "lutra/plugins"), fallback[2].c_str());
     }
 };
 
