@@ -96,9 +96,26 @@ void GroupCommit::shutdown()
     }
 }
 
-Status GroupCommit::commit(const ObjectHandle &handle, std::uint64_t bytes)
+void GroupCommit::announce() noexcept
+{
+    std::lock_guard lock(m_mutex);
+    ++m_inbound;
+}
+
+void GroupCommit::withdraw() noexcept
+{
+    std::lock_guard lock(m_mutex);
+    if (m_inbound > 0 && --m_inbound == 0) {
+        m_work.notify_one();
+    }
+}
+
+Status GroupCommit::commit(const ObjectHandle &handle, std::uint64_t bytes, bool announced)
 {
     if (m_mode == CommitMode::perWrite) {
+        if (announced) {
+            withdraw();
+        }
         {
             std::lock_guard lock(m_mutex);
             if (m_stopping) {
@@ -115,6 +132,9 @@ Status GroupCommit::commit(const ObjectHandle &handle, std::uint64_t bytes)
     if (m_stopping) {
         return {Errc::unavailable, "group commit of " + m_target + " is shut down"};
     }
+    if (announced && m_inbound > 0) {
+        --m_inbound;
+    }
     node.generation = m_openGeneration;
     const bool wasEmpty = m_head == nullptr;
     if (wasEmpty) {
@@ -124,7 +144,7 @@ Status GroupCommit::commit(const ObjectHandle &handle, std::uint64_t bytes)
     }
     m_tail = &node;
     ++m_queued;
-    if (wasEmpty) {
+    if (wasEmpty || (announced && m_inbound == 0)) {
         m_work.notify_one();
     }
     m_done[node.generation & 1].wait(lock, [&node] { return node.done; });
@@ -132,13 +152,17 @@ Status GroupCommit::commit(const ObjectHandle &handle, std::uint64_t bytes)
 }
 
 Result<std::size_t> GroupCommit::writeDurable(const ObjectHandle &handle,
-                                              std::span<const iovec> buffers, std::uint64_t offset)
+                                              std::span<const iovec> buffers, std::uint64_t offset,
+                                              bool announced)
 {
     auto written = handle.pwritev(buffers, offset);
     if (!written) {
+        if (announced) {
+            withdraw();
+        }
         return written;
     }
-    if (auto status = commit(handle, *written); !status) {
+    if (auto status = commit(handle, *written, announced); !status) {
         return status;
     }
     return written;
@@ -156,6 +180,9 @@ void GroupCommit::run()
         if (window.count() > 0 && !m_stopping) {
             // Gather: writers arriving meanwhile join this batch.
             m_work.wait_for(lock, window, [this] { return m_stopping; });
+        } else if (m_inbound > 0 && !m_stopping && !m_hold) {
+            // Writers whose data is still arriving are about to queue: let them in.
+            m_work.wait_for(lock, kSiblingWait, [this] { return m_stopping || m_inbound == 0; });
         }
         Waiter *head = m_head;
         const std::uint64_t count = m_queued;

@@ -69,10 +69,20 @@ public:
 
     // Blocks until a batch holding the caller's preceding write to `handle` is durable. Every
     // writer of a batch whose sync failed gets io_error; after shutdown, unavailable.
-    Status commit(const ObjectHandle &handle, std::uint64_t bytes);
-    // pwritev + commit: what a bulk-write handler does.
+    // `announced`: this write was announce()d, and this call consumes the announcement.
+    Status commit(const ObjectHandle &handle, std::uint64_t bytes, bool announced = false);
+    // pwritev + commit: what a bulk-write handler does. Consumes an announcement either way.
     Result<std::size_t> writeDurable(const ObjectHandle &handle, std::span<const iovec> buffers,
-                                     std::uint64_t offset);
+                                     std::uint64_t offset, bool announced = false);
+
+    // Announces a write that has started (its data is still on the wire) and will reach
+    // commit() soon. With no batch window set, the committer waits up to kSiblingWait for the
+    // announced writers to arrive, so concurrent writers share one batch instead of each
+    // starting the next (PostgreSQL's commit_siblings idea, without a fixed delay). Every
+    // announce() is matched by one commit(..., true), writeDurable(..., true) or withdraw().
+    void announce() noexcept;
+    void withdraw() noexcept;
+    static constexpr std::chrono::microseconds kSiblingWait{500};
 
     // How long the committer waits for more writers after the first one arrives (0: a batch is
     // whatever queued up while the previous one synced). Live; takes effect for the next batch.
@@ -130,6 +140,7 @@ private:
     Waiter *m_head = nullptr;
     Waiter *m_tail = nullptr;
     std::size_t m_queued = 0;
+    std::size_t m_inbound = 0;          // announced writers not queued yet
     std::uint64_t m_openGeneration = 1; // the batch new writers join
     bool m_stopping = false;
     bool m_hold = false;

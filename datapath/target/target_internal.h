@@ -106,6 +106,7 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
     std::vector<std::unique_ptr<Worker>> workers;
 
     std::mutex sessionsMutex;
+    std::condition_variable sessionsGone; // shutdown waits for every onDisconnected
     std::map<ClientId, std::shared_ptr<Session>> sessions;
     ClientId nextClientId = 1;
     std::atomic<std::uint64_t> nextCallbackXid{1};

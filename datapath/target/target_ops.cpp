@@ -379,6 +379,17 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 if (!descriptor) {
                     return descriptor.status();
                 }
+                // Tell group commit a write is coming, so its batch waits for this one.
+                commit->announce();
+                struct Withdraw {
+                    GroupCommit *commit;
+                    ~Withdraw()
+                    {
+                        if (commit != nullptr) {
+                            commit->withdraw();
+                        }
+                    }
+                } pending{commit.get()};
                 const transport::Segment segment{worker.bulk.get(), bytes, 0};
                 Status got = session.connection->bulkGet(*descriptor, {&segment, 1}, worker.index,
                                                          transport::deadlineIn(kBulkDeadline));
@@ -405,7 +416,9 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                     }
                 }
                 const iovec vector{worker.bulk.get(), bytes};
-                auto written = commit->writeDurable(object->handle, {&vector, 1}, body.io.offset);
+                pending.commit = nullptr; // writeDurable consumes the announcement
+                auto written =
+                    commit->writeDurable(object->handle, {&vector, 1}, body.io.offset, true);
                 if (!written) {
                     return written.status();
                 }

@@ -237,6 +237,17 @@ void TargetServer::shutdown()
     for (auto &session : sessions) {
         session->connection->close();
     }
+    sessions.clear();
+    {
+        // The transport calls onDisconnected for each closed connection on its own threads; this
+        // object is their handler, so it must not go away before the last of those calls.
+        std::unique_lock lock(impl.sessionsMutex);
+        if (!impl.sessionsGone.wait_for(lock, std::chrono::seconds(10),
+                                        [&impl] { return impl.sessions.empty(); })) {
+            log::error(impl.category, std::to_string(impl.sessions.size()) +
+                                          " connections did not report their disconnect");
+        }
+    }
     impl.paramGroup.reset();
     log::info(impl.category, "stopped");
 }
@@ -328,6 +339,7 @@ void TargetServer::Impl::dropSession(Session &session, const Status &reason)
         keep = it->second;
         sessions.erase(it);
     }
+    sessionsGone.notify_all();
     std::vector<LockHandle> held;
     {
         std::lock_guard lock(session.mutex);

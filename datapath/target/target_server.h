@@ -24,7 +24,7 @@ struct TargetOptions {
     std::string name = "ost0"; // target name: registry instance, logs, connect reply
     std::string root;          // backing directory
     std::string listen = "tcp://127.0.0.1:7380";
-    unsigned serviceThreads = 4;
+    unsigned serviceThreads = 16;   // durable writes block one each: group commit needs many
     std::size_t requestSlots = 128; // requests queued or in service at once; more get "busy"
     CommitMode commitMode = CommitMode::batched;
     std::uint32_t brwSizeMb = 4; // largest bulk RPC offered at connect (obdfilter.*.brw_size)
