@@ -1,0 +1,270 @@
+#pragma once
+// The client side of one connection to an object target: the Connect exchange, synchronous RPCs
+// from any number of threads, bulk read/write helpers and target→client blocking callbacks.
+// Steady-state calls allocate nothing: every in-flight call owns one of a fixed pool of slots
+// with preallocated buffers. See datapath/client/README.md.
+
+#include <lutra/status.h>
+#include <lutra/transport.h>
+
+#include "protocol/messages.h"
+
+#include <atomic>
+#include <chrono>
+#include <concepts>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace lutra::client {
+
+using transport::Deadline;
+
+// A wire message struct: it has an opcode and says whether it is a reply. (Unformatted: this
+// clang-format misreads `bool>` in a concept.)
+// clang-format off
+template <typename T>
+concept WireMessage = std::same_as<std::remove_cv_t<decltype(T::kOpcode)>, protocol::Opcode> &&
+                      std::same_as<std::remove_cv_t<decltype(T::kReply)>, bool>;
+// clang-format on
+
+// A request the client may send (connect included; blocking callbacks travel the other way).
+template <typename T>
+concept RpcRequest =
+    WireMessage<T> && !T::kReply && T::kOpcode != protocol::Opcode::blocking_callback;
+
+namespace detail {
+template <typename Request, typename Variant> struct ReplyOf;
+template <typename Request> struct ReplyOf<Request, std::variant<>> {
+    using type = void;
+};
+template <typename Request, typename First, typename... Rest>
+struct ReplyOf<Request, std::variant<First, Rest...>> {
+    static constexpr bool matches()
+    {
+        if constexpr (WireMessage<First>) {
+            return First::kReply && First::kOpcode == Request::kOpcode;
+        } else {
+            return false;
+        }
+    }
+    using type = std::conditional_t<matches(), First,
+                                    typename ReplyOf<Request, std::variant<Rest...>>::type>;
+};
+} // namespace detail
+
+// The reply struct that answers `Request` (PingRequest → PingReply).
+template <RpcRequest Request>
+using ReplyOf = typename detail::ReplyOf<Request, protocol::Body>::type;
+
+class RpcSession;
+
+// Owns one slot of a session; returns it to the free list when destroyed.
+class SlotLease {
+public:
+    SlotLease() = default;
+    SlotLease(SlotLease &&other) noexcept
+        : m_session(std::exchange(other.m_session, nullptr)), m_index(other.m_index)
+    {
+    }
+    SlotLease &operator=(SlotLease &&other) noexcept;
+    SlotLease(const SlotLease &) = delete;
+    SlotLease &operator=(const SlotLease &) = delete;
+    ~SlotLease() { release(); }
+
+    void release() noexcept;
+    std::uint32_t index() const noexcept { return m_index; }
+
+private:
+    friend class RpcSession;
+    SlotLease(RpcSession *session, std::uint32_t index) : m_session(session), m_index(index) {}
+
+    RpcSession *m_session = nullptr;
+    std::uint32_t m_index = 0;
+};
+
+// A decoded reply (it is the reply struct, so `result->field` reads it) and the slot whose
+// buffer its views (string_view, Crc32List, DirEntryList) point into. The views are valid while
+// this object lives; it must not outlive the session.
+template <typename T> class Reply : public T {
+public:
+    Reply(SlotLease lease, const T &body, std::uint64_t xid)
+        : T(body), m_lease(std::move(lease)), m_xid(xid)
+    {
+    }
+
+    const T &body() const noexcept { return *this; }
+    // The transaction id the request went out with (diagnostics and tests).
+    std::uint64_t xid() const noexcept { return m_xid; }
+
+private:
+    SlotLease m_lease;
+    std::uint64_t m_xid = 0;
+};
+
+class RpcSession final : private transport::Handler {
+public:
+    struct Options {
+        std::string clientId = "lutra-client"; // 1..64 printable characters
+        std::uint64_t features = protocol::kFeatureChecksums | protocol::kFeatureBlockingCallbacks;
+        // Upper bounds this side offers; the transport's negotiated limits lower them further.
+        std::uint32_t maxBulkBytes = protocol::kMaxBulkBytes;
+        std::uint32_t maxMessageBytes = protocol::kMaxMessageSize;
+        std::string connectJobId = "lutra.connect";     // job id of the Connect request
+        std::chrono::milliseconds connectTimeout{5000}; // for the Connect exchange
+        transport::LogSink log;
+    };
+
+    // What both sides agreed on.
+    struct Negotiated {
+        std::uint16_t version = 0;
+        std::uint32_t maxBulkBytes = 0;    // min of the Connect reply and the transport limit
+        std::uint32_t maxMessageBytes = 0; // same
+        std::uint64_t features = 0;
+        std::string targetName;
+        std::uint32_t slotCount = 0; // calls in flight at once: the transport's queue depth
+    };
+
+    // Plain numbers for later publication in the parameter registry.
+    struct Counters {
+        std::uint64_t rpcsSent = 0;
+        std::uint64_t replies = 0;      // replies delivered to a waiting call
+        std::uint64_t errorReplies = 0; // of which ErrorReply
+        std::uint64_t timeouts = 0;
+        std::uint64_t unsolicited = 0; // replies for no waiting call (late, unknown): dropped
+        std::uint64_t callbacks = 0;   // blocking callbacks received
+        std::uint64_t checksumErrors = 0;
+    };
+
+    // Called on a transport I/O thread: must be quick and must not block nor call back into
+    // the session (queue the cancel work elsewhere). The session answers the target itself.
+    using BlockingCallbackHandler =
+        std::function<void(std::uint64_t lockHandle, protocol::LockMode conflicting)>;
+
+    // Connects to `uri` and performs the Connect exchange. The transport must stay alive while
+    // calls are made; the session may outlive it (calls then fail with unavailable).
+    static Result<std::unique_ptr<RpcSession>> connect(transport::Transport &transport,
+                                                       std::string_view uri, Options options);
+
+    // Closes the connection and waits for the transport to let go of the session. No call may
+    // be running and no Reply may be alive.
+    ~RpcSession() override;
+    RpcSession(const RpcSession &) = delete;
+    RpcSession &operator=(const RpcSession &) = delete;
+
+    const Negotiated &negotiated() const noexcept { return m_negotiated; }
+    const std::string &uri() const noexcept { return m_uri; }
+    bool connected() const noexcept { return !m_disconnected.load(std::memory_order_acquire); }
+    Counters counters() const noexcept;
+
+    // One synchronous RPC. An ErrorReply becomes its Errc with "<opcode>: <message>"; no reply
+    // by `deadline` gives Errc::timeout; a lost connection Errc::unavailable. Thread-safe.
+    template <RpcRequest Request>
+    Result<Reply<ReplyOf<Request>>> call(const Request &request, std::string_view jobId,
+                                         Deadline deadline)
+    {
+        using ReplyType = ReplyOf<Request>;
+        auto lease = acquireSlot(Request::kOpcode, deadline);
+        if (!lease.ok()) {
+            return lease.status();
+        }
+        auto reply = exchange(lease->index(), protocol::Body{request}, jobId, deadline);
+        if (!reply.ok()) {
+            return reply.status();
+        }
+        const auto *body = std::get_if<ReplyType>(&reply->body);
+        if (body == nullptr) {
+            return unexpectedReply(Request::kOpcode);
+        }
+        return Reply<ReplyType>(std::move(*lease), *body, reply->xid);
+    }
+
+    Status ping(std::string_view jobId, Deadline deadline);
+
+    // Reads `pageCount` pages from `offset` of object `handle` (the last page `lastPageBytes`
+    // long) straight into `destination` (registered memory, at least that many bytes). With
+    // `checksums` (needs kFeatureChecksums) each page's crc32c is verified. Returns the bytes
+    // read: short at the end of the object.
+    Result<std::uint32_t> read(std::uint64_t handle, std::uint64_t offset, std::uint32_t pageCount,
+                               std::uint16_t lastPageBytes,
+                               std::span<const transport::Segment> destination, bool checksums,
+                               std::string_view jobId, Deadline deadline);
+    // Writes the same shape of range from `source`. Returns when the target has made it durable.
+    Result<std::uint32_t> write(std::uint64_t handle, std::uint64_t offset, std::uint32_t pageCount,
+                                std::uint16_t lastPageBytes,
+                                std::span<const transport::Segment> source, bool checksums,
+                                std::string_view jobId, Deadline deadline);
+
+    // Replaces the handler (an empty one: callbacks are refused with an ErrorReply).
+    void setBlockingCallbackHandler(BlockingCallbackHandler handler);
+
+private:
+    struct Slot;
+    friend class SlotLease;
+
+    RpcSession(std::string uri, Options options);
+
+    Status negotiate();
+    Result<SlotLease> acquireSlot(protocol::Opcode opcode, Deadline deadline);
+    void releaseSlot(std::uint32_t index) noexcept;
+    // Sends `body` from slot `index` and waits for its reply; the result's views point into the
+    // slot's reply buffer.
+    Result<protocol::Message> exchange(std::uint32_t index, const protocol::Body &body,
+                                       std::string_view jobId, Deadline deadline);
+    Result<std::uint32_t> bulk(protocol::Opcode opcode, std::uint64_t handle, std::uint64_t offset,
+                               std::uint32_t pageCount, std::uint16_t lastPageBytes,
+                               std::span<const transport::Segment> segments, bool checksums,
+                               std::string_view jobId, Deadline deadline);
+    Status unexpectedReply(protocol::Opcode opcode) const;
+    Status disconnectedStatus() const;
+
+    void onMessage(transport::Connection &connection,
+                   std::span<const std::byte> message) noexcept override;
+    void onDisconnected(transport::Connection &connection, const Status &reason) noexcept override;
+    void onTargetRequest(transport::Connection &connection,
+                         std::span<const std::byte> message) noexcept;
+    void dropUnsolicited(std::uint64_t xid, std::string_view why) noexcept;
+
+    const std::string m_uri;
+    const Options m_options;
+    transport::ConnectionPtr m_connection;
+    Negotiated m_negotiated;
+
+    // Slots are created once the transport has negotiated its queue depth; m_slotCount is
+    // published (release) after m_slots is complete, so the I/O thread sees 0 or all of them.
+    std::unique_ptr<Slot[]> m_slots;
+    std::atomic<std::uint32_t> m_slotCount{0};
+
+    std::mutex m_freeMutex;
+    std::condition_variable m_freeChanged;
+    std::vector<std::uint32_t> m_freeSlots; // a stack: reused slots stay warm in cache
+
+    std::atomic<bool> m_disconnected{false};
+    mutable std::mutex m_stateMutex; // m_disconnectReason, m_goneCallbacks
+    std::condition_variable m_gone;
+    std::string m_disconnectReason;
+    bool m_handlerReleased = false; // onDisconnected has run: the transport is done with us
+
+    std::mutex m_callbackMutex;
+    BlockingCallbackHandler m_callbackHandler;
+
+    std::atomic<std::uint64_t> m_rpcsSent{0};
+    std::atomic<std::uint64_t> m_replies{0};
+    std::atomic<std::uint64_t> m_errorReplies{0};
+    std::atomic<std::uint64_t> m_timeouts{0};
+    std::atomic<std::uint64_t> m_unsolicited{0};
+    std::atomic<std::uint64_t> m_callbacks{0};
+    std::atomic<std::uint64_t> m_checksumErrors{0};
+};
+
+} // namespace lutra::client

@@ -1,0 +1,215 @@
+// lutra-bench rpc: what the transport costs over raw TCP between the same two processes.
+#include "bench_modes.h"
+#include "client/rpc_session.h"
+#include "raw_client.h"
+#include "target/raw_baseline.h"
+#include "target_process.h"
+
+#include <memory>
+#include <optional>
+
+namespace lutra::tools {
+
+namespace {
+
+constexpr std::size_t kEchoBytes = 64;
+constexpr auto kCallTimeout = std::chrono::seconds(30);
+
+transport::Deadline callDeadline()
+{
+    return transport::deadlineIn(kCallTimeout);
+}
+
+} // namespace
+
+Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &rpc)
+{
+    if (rpc.threads == 0 || rpc.threads > 256) {
+        return Status(Errc::out_of_range, "--threads must be 1..256");
+    }
+    std::optional<TempDir> root;
+    std::unique_ptr<TargetProcess> process;
+    std::string uri = options.target;
+    std::string rawUri = options.rawBaseline;
+    if (uri.empty()) {
+        auto dir = TempDir::create("lutra-bench-rpc");
+        if (!dir) {
+            return dir.status();
+        }
+        root.emplace(std::move(dir).value());
+        TargetProcess::Options spawn;
+        spawn.binary = options.targetBinary;
+        spawn.root = root->path();
+        spawn.rawBaseline = true;
+        auto started = TargetProcess::spawn(spawn);
+        if (!started) {
+            return started.status();
+        }
+        process = std::move(started).value();
+        uri = process->uri();
+        rawUri = process->rawBaselineUri();
+    }
+
+    auto transport = openTransport(uri, std::uint64_t{16} << 20);
+    if (!transport) {
+        return transport.status();
+    }
+    client::RpcSession::Options sessionOptions;
+    sessionOptions.clientId = "lutra-bench";
+    auto session = client::RpcSession::connect(*transport->transport, uri, sessionOptions);
+    if (!session) {
+        return session.status();
+    }
+    client::RpcSession &rpcSession = **session;
+    const std::uint32_t chunk = rpcSession.negotiated().maxBulkBytes;
+    const std::uint32_t pages = chunk / protocol::kPageSize;
+    const std::uint64_t objectBytes =
+        std::max<std::uint64_t>(std::uint64_t{rpc.objectMb} << 20, chunk);
+    const std::uint64_t chunks = objectBytes / chunk;
+
+    Report report;
+    report.mode = "rpc";
+    report.params = {{"transport", transport->name},
+                     {"target", uri},
+                     {"spawned_target", process != nullptr},
+                     {"threads", rpc.threads},
+                     {"duration_s", options.durationSeconds},
+                     {"bulk_bytes", chunk},
+                     {"object_mb", objectBytes >> 20},
+                     {"small_message", "ping (24-byte header + job id) vs 64-byte raw echo"}};
+
+    // Small RPCs: every thread pings over the one shared session.
+    const auto pings =
+        measure(rpc.threads, options.durationSeconds, [&](unsigned) -> Result<std::uint64_t> {
+            if (auto status = rpcSession.ping("bench.rpc", callDeadline()); !status) {
+                return status;
+            }
+            return std::uint64_t{0};
+        });
+    if (!pings.firstError.ok()) {
+        return pings.firstError.withContext("ping");
+    }
+    report.results["small_rpc_per_s"] = rounded(pings.perSecond());
+
+    // Bulk: an object of objectMb, read in max-size bulk RPCs into registered memory.
+    protocol::CreateRequest create;
+    create.path = "lutra-bench-rpc.dat";
+    auto created = rpcSession.call(create, "bench.rpc", callDeadline());
+    if (!created) {
+        return created.status().withContext("create");
+    }
+    const std::uint64_t handle = created->handle;
+    const std::size_t bufferBytes = std::size_t{chunk} * rpc.threads;
+    std::unique_ptr<std::byte[]> buffers(new std::byte[bufferBytes]);
+    for (std::size_t i = 0; i < bufferBytes; ++i) {
+        buffers[i] = static_cast<std::byte>(i * 131);
+    }
+    auto region = transport->transport->registerMemory(buffers.get(), bufferBytes);
+    if (!region) {
+        return region.status();
+    }
+    const auto segmentOf = [&](unsigned thread) {
+        return transport::Segment{buffers.get() + std::size_t{chunk} * thread, chunk, region->id};
+    };
+    for (std::uint64_t k = 0; k < chunks; ++k) {
+        const auto segment = segmentOf(0);
+        auto written = rpcSession.write(handle, k * chunk, pages, protocol::kPageSize,
+                                        {&segment, 1}, false, "bench.rpc", callDeadline());
+        if (!written) {
+            return written.status().withContext("filling the bulk object");
+        }
+    }
+    std::vector<std::uint64_t> next(rpc.threads);
+    const auto readWith = [&](bool checksums) {
+        return measure(rpc.threads, options.durationSeconds,
+                       [&, checksums](unsigned t) -> Result<std::uint64_t> {
+                           const std::uint64_t k = (t + next[t]++ * rpc.threads) % chunks;
+                           const auto segment = segmentOf(t);
+                           auto got = rpcSession.read(handle, k * chunk, pages, protocol::kPageSize,
+                                                      {&segment, 1}, checksums, "bench.rpc",
+                                                      callDeadline());
+                           if (!got) {
+                               return got.status();
+                           }
+                           return std::uint64_t{*got};
+                       });
+    };
+    const auto reads = readWith(false);
+    if (!reads.firstError.ok()) {
+        return reads.firstError.withContext("bulk read");
+    }
+    const auto checkedReads = readWith(true);
+    if (!checkedReads.firstError.ok()) {
+        return checkedReads.firstError.withContext("bulk read with checksums");
+    }
+    report.results["bulk_read_MBps"] = rounded(reads.megabytesPerSecond());
+    report.results["bulk_read_checksums_MBps"] = rounded(checkedReads.megabytesPerSecond());
+    report.ratios["checksums_vs_off"] =
+        rounded(checkedReads.megabytesPerSecond() / reads.megabytesPerSecond());
+    transport->transport->deregisterMemory(*region);
+
+    if (rawUri.empty()) {
+        report.notes.push_back("no raw baseline endpoint (--raw-baseline): ratios vs raw TCP "
+                               "not measured");
+        return report;
+    }
+    // Raw TCP between the same two processes: one connection per thread.
+    std::vector<RawConnection> echo;
+    for (unsigned t = 0; t < rpc.threads; ++t) {
+        auto connection = RawConnection::open(rawUri);
+        if (!connection) {
+            return connection.status();
+        }
+        if (auto status = connection->request(target::RawBaseline::echo, kEchoBytes); !status) {
+            return status;
+        }
+        echo.push_back(std::move(connection).value());
+    }
+    const auto echoes =
+        measure(rpc.threads, options.durationSeconds, [&](unsigned t) -> Result<std::uint64_t> {
+            std::byte message[kEchoBytes] = {};
+            if (auto status = echo[t].sendAll(message, kEchoBytes); !status) {
+                return status;
+            }
+            if (auto status = echo[t].receiveAll(message, kEchoBytes); !status) {
+                return status;
+            }
+            return std::uint64_t{0};
+        });
+    echo.clear();
+    if (!echoes.firstError.ok()) {
+        return echoes.firstError.withContext("raw echo");
+    }
+    std::vector<RawConnection> streams;
+    for (unsigned t = 0; t < rpc.threads; ++t) {
+        auto connection = RawConnection::open(rawUri);
+        if (!connection) {
+            return connection.status();
+        }
+        if (auto status = connection->request(target::RawBaseline::source, std::uint64_t{1} << 50);
+            !status) {
+            return status;
+        }
+        streams.push_back(std::move(connection).value());
+    }
+    std::unique_ptr<std::byte[]> sink(new std::byte[bufferBytes]);
+    const auto raw =
+        measure(rpc.threads, options.durationSeconds, [&](unsigned t) -> Result<std::uint64_t> {
+            if (auto status = streams[t].receiveAll(sink.get() + std::size_t{chunk} * t, chunk);
+                !status) {
+                return status;
+            }
+            return std::uint64_t{chunk};
+        });
+    streams.clear();
+    if (!raw.firstError.ok()) {
+        return raw.firstError.withContext("raw stream");
+    }
+    report.results["raw_echo_per_s"] = rounded(echoes.perSecond());
+    report.results["raw_tcp_MBps"] = rounded(raw.megabytesPerSecond());
+    report.ratios["vs_raw_tcp"] = rounded(reads.megabytesPerSecond() / raw.megabytesPerSecond());
+    report.ratios["small_rpc_vs_raw_echo"] = rounded(pings.perSecond() / echoes.perSecond());
+    return report;
+}
+
+} // namespace lutra::tools

@@ -1,0 +1,101 @@
+#include "raw_client.h"
+
+#include "target/raw_baseline.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace lutra::tools {
+
+Result<RawConnection> RawConnection::open(const std::string &uri)
+{
+    auto parsed = target::parseTcpUri(uri);
+    if (!parsed) {
+        return parsed.status();
+    }
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *found = nullptr;
+    const std::string port = std::to_string(parsed->second);
+    if (::getaddrinfo(parsed->first.c_str(), port.c_str(), &hints, &found) != 0) {
+        return Status(Errc::invalid_argument, "cannot resolve " + uri);
+    }
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int rc = ::connect(fd, found->ai_addr, found->ai_addrlen);
+    const int error = errno;
+    ::freeaddrinfo(found);
+    if (rc != 0) {
+        ::close(fd);
+        return Status(Errc::unavailable, "raw baseline " + uri + ": " + std::strerror(error));
+    }
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return RawConnection(fd);
+}
+
+RawConnection::RawConnection(RawConnection &&other) noexcept : m_fd(std::exchange(other.m_fd, -1))
+{
+}
+
+RawConnection::~RawConnection()
+{
+    if (m_fd >= 0) {
+        ::close(m_fd);
+    }
+}
+
+Status RawConnection::request(std::uint32_t op, std::uint64_t size)
+{
+    unsigned char header[16] = {};
+    for (int i = 0; i < 4; ++i) {
+        header[i] = static_cast<unsigned char>(op >> (8 * i));
+    }
+    for (int i = 0; i < 8; ++i) {
+        header[8 + i] = static_cast<unsigned char>(size >> (8 * i));
+    }
+    return sendAll(header, sizeof header);
+}
+
+Status RawConnection::sendAll(const void *data, std::size_t size)
+{
+    const auto *bytes = static_cast<const char *>(data);
+    while (size > 0) {
+        const ssize_t sent = ::send(m_fd, bytes, size, MSG_NOSIGNAL);
+        if (sent <= 0) {
+            if (sent < 0 && errno == EINTR) {
+                continue;
+            }
+            return {Errc::unavailable, std::string("raw send: ") + std::strerror(errno)};
+        }
+        bytes += sent;
+        size -= static_cast<std::size_t>(sent);
+    }
+    return {};
+}
+
+Status RawConnection::receiveAll(void *data, std::size_t size)
+{
+    auto *bytes = static_cast<char *>(data);
+    while (size > 0) {
+        const ssize_t got = ::recv(m_fd, bytes, size, 0);
+        if (got <= 0) {
+            if (got < 0 && errno == EINTR) {
+                continue;
+            }
+            return {Errc::unavailable, "raw baseline connection closed"};
+        }
+        bytes += got;
+        size -= static_cast<std::size_t>(got);
+    }
+    return {};
+}
+
+} // namespace lutra::tools

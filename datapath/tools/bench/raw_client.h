@@ -1,0 +1,29 @@
+#pragma once
+// The client side of lutra-target's plain-TCP baseline (target/raw_baseline.h).
+
+#include <lutra/status.h>
+
+#include <cstdint>
+#include <string>
+
+namespace lutra::tools {
+
+class RawConnection {
+public:
+    static Result<RawConnection> open(const std::string &uri);
+    RawConnection(RawConnection &&other) noexcept;
+    RawConnection &operator=(RawConnection &&) = delete;
+    RawConnection(const RawConnection &) = delete;
+    ~RawConnection();
+
+    // Sends the 16-byte request header: op and size.
+    Status request(std::uint32_t op, std::uint64_t size);
+    Status sendAll(const void *data, std::size_t size);
+    Status receiveAll(void *data, std::size_t size);
+
+private:
+    explicit RawConnection(int fd) : m_fd(fd) {}
+    int m_fd = -1;
+};
+
+} // namespace lutra::tools

@@ -1,0 +1,74 @@
+#pragma once
+// A lutra-target started as a child process on a directory, as lutra-bench and the end-to-end
+// tests use it: a real process, reached over a real transport.
+
+#include <lutra/status.h>
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lutra::tools {
+
+class TargetProcess {
+public:
+    struct Options {
+        std::string binary; // empty: lutra-target next to the running program
+        std::string root;   // backing directory (must exist)
+        std::string name = "ost0";
+        std::string listen = "tcp://127.0.0.1:0";
+        bool rawBaseline = false; // also serve the plain-TCP baseline endpoint
+        std::string runDir;       // LUTRA_RUN_DIR for its control socket; empty: --no-control
+        std::vector<std::string> extraArgs;
+        std::chrono::milliseconds startTimeout{10000};
+    };
+
+    // Starts it and waits until it prints where it listens.
+    static Result<std::unique_ptr<TargetProcess>> spawn(Options options);
+    ~TargetProcess(); // SIGTERM, then SIGKILL if it does not exit within 10 s
+
+    TargetProcess(const TargetProcess &) = delete;
+    TargetProcess &operator=(const TargetProcess &) = delete;
+
+    const std::string &uri() const noexcept { return m_uri; }
+    const std::string &rawBaselineUri() const noexcept { return m_rawUri; }
+    const std::string &controlSocket() const noexcept { return m_controlSocket; }
+    pid_t pid() const noexcept { return m_pid; }
+
+    // Sends `signal` and waits up to `timeout` for the exit; returns the exit code (128 + signal
+    // number when killed by one).
+    Result<int> stop(int signal, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+    // The lutra-target installed or built next to the running program.
+    static std::string defaultBinary();
+
+private:
+    TargetProcess() = default;
+
+    pid_t m_pid = -1;
+    int m_stdout = -1;
+    std::string m_uri;
+    std::string m_rawUri;
+    std::string m_controlSocket;
+};
+
+// A fresh private directory under $TMPDIR (or /tmp), removed with everything in it on
+// destruction.
+class TempDir {
+public:
+    static Result<TempDir> create(const std::string &prefix);
+    TempDir(TempDir &&other) noexcept;
+    TempDir &operator=(TempDir &&) = delete;
+    TempDir(const TempDir &) = delete;
+    ~TempDir();
+    const std::string &path() const noexcept { return m_path; }
+
+private:
+    explicit TempDir(std::string path) : m_path(std::move(path)) {}
+    std::string m_path;
+};
+
+} // namespace lutra::tools

@@ -1,0 +1,457 @@
+// lutra-target as a real process, reached by real clients over the real tcp plugin: namespace
+// operations, checksummed bulk data, durability across a kill, locks with blocking callbacks
+// and eviction, bad input, clean shutdown, and its parameters over the control socket.
+#include "client/rpc_session.h"
+#include "lutra/datapath/v1/control.grpc.pb.h"
+#include "target_process.h"
+#include "transport/loader.h"
+
+#include <QTest>
+
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+using namespace lutra;
+using namespace std::chrono_literals;
+using client::RpcSession;
+using tools::TargetProcess;
+using tools::TempDir;
+
+namespace {
+
+transport::Deadline soon()
+{
+    return transport::deadlineIn(10s);
+}
+
+std::vector<std::byte> pattern(std::size_t size, unsigned seed)
+{
+    std::vector<std::byte> bytes(size);
+    for (std::size_t i = 0; i < size; ++i) {
+        bytes[i] = static_cast<std::byte>((i * 7 + seed * 13) & 0xff);
+    }
+    return bytes;
+}
+
+template <typename Predicate> bool eventually(Predicate predicate, std::chrono::milliseconds limit)
+{
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (predicate()) {
+            return true;
+        }
+        std::this_thread::sleep_for(5ms);
+    }
+    return predicate();
+}
+
+} // namespace
+
+class TestTargetEndToEnd : public QObject {
+    Q_OBJECT
+
+    std::optional<TempDir> m_dir;
+    std::string m_root;
+    std::string m_runDir;
+    std::unique_ptr<TargetProcess> m_target;
+    std::unique_ptr<transport::PluginLoader> m_loader;
+    std::unique_ptr<transport::Transport> m_transport;
+
+    void startTarget()
+    {
+        TargetProcess::Options options;
+        options.binary = LUTRA_TARGET_BIN;
+        options.root = m_root;
+        options.runDir = m_runDir;
+        auto process = TargetProcess::spawn(options);
+        QVERIFY2(process.ok(), process.status().toString().c_str());
+        m_target = std::move(process).value();
+    }
+
+    std::unique_ptr<RpcSession> connect(const std::string &clientId)
+    {
+        RpcSession::Options options;
+        options.clientId = clientId;
+        auto session = RpcSession::connect(*m_transport, m_target->uri(), options);
+        if (!session) {
+            qWarning("%s", session.status().toString().c_str());
+            return nullptr;
+        }
+        return std::move(session).value();
+    }
+
+    std::uint64_t create(RpcSession &session, std::string_view path)
+    {
+        protocol::CreateRequest request;
+        request.path = path;
+        auto reply = session.call(request, "e2e", soon());
+        if (!reply) {
+            qWarning("create %s: %s", std::string(path).c_str(), reply.status().toString().c_str());
+            return 0;
+        }
+        return reply->handle;
+    }
+
+    Result<std::uint32_t> write(RpcSession &session, std::uint64_t handle, std::uint64_t offset,
+                                std::span<const std::byte> data)
+    {
+        const auto pages = static_cast<std::uint32_t>((data.size() + 4095) / 4096);
+        const auto last = static_cast<std::uint16_t>(data.size() - (pages - 1) * 4096);
+        const transport::Segment segment{const_cast<std::byte *>(data.data()), data.size(), 0};
+        return session.write(handle, offset, pages, last, {&segment, 1}, true, "e2e", soon());
+    }
+
+    Result<std::vector<std::byte>> read(RpcSession &session, std::uint64_t handle,
+                                        std::uint64_t offset, std::size_t size)
+    {
+        std::vector<std::byte> data(size);
+        const auto pages = static_cast<std::uint32_t>((size + 4095) / 4096);
+        const auto last = static_cast<std::uint16_t>(size - (pages - 1) * 4096);
+        const transport::Segment segment{data.data(), size, 0};
+        auto got = session.read(handle, offset, pages, last, {&segment, 1}, true, "e2e", soon());
+        if (!got) {
+            return got.status();
+        }
+        data.resize(*got);
+        return data;
+    }
+
+    std::unique_ptr<datapath::v1::DatapathControl::Stub> control()
+    {
+        return datapath::v1::DatapathControl::NewStub(grpc::CreateChannel(
+            "unix:" + m_target->controlSocket(), grpc::InsecureChannelCredentials()));
+    }
+
+private slots:
+    void init()
+    {
+        auto dir = TempDir::create("lutra-e2e");
+        QVERIFY(dir.ok());
+        m_dir.emplace(std::move(dir).value());
+        m_root = m_dir->path() + "/objects";
+        m_runDir = m_dir->path() + "/run";
+        std::filesystem::create_directories(m_root);
+        m_loader = std::make_unique<transport::PluginLoader>();
+        auto created = m_loader->create("tcp", {});
+        QVERIFY2(created.ok(), created.status().toString().c_str());
+        m_transport = std::move(created).value();
+        startTarget();
+    }
+
+    void cleanup()
+    {
+        m_target.reset();
+        m_transport.reset();
+        m_loader.reset();
+        m_dir.reset();
+    }
+
+    void namespaceOperations()
+    {
+        auto session = connect("ns");
+        QVERIFY(session);
+        QCOMPARE(session->negotiated().targetName, std::string("ost0"));
+        protocol::MkdirRequest mkdir;
+        mkdir.path = "dir";
+        QVERIFY(session->call(mkdir, "e2e", soon()).ok());
+        QVERIFY(create(*session, "dir/a") != 0);
+
+        protocol::CreateRequest exclusive;
+        exclusive.path = "dir/a";
+        exclusive.flags = protocol::kCreateExclusive;
+        auto again = session->call(exclusive, "e2e", soon());
+        QCOMPARE(again.status().code(), Errc::already_exists);
+
+        protocol::ReaddirRequest readdir;
+        readdir.path = "dir";
+        auto listing = session->call(readdir, "e2e", soon());
+        QVERIFY(listing.ok());
+        QCOMPARE(listing->entries.size(), std::size_t(1));
+        QCOMPARE((*listing->entries.begin()).name, std::string_view("a"));
+        QVERIFY(listing->eof);
+
+        protocol::StatRequest stat;
+        stat.path = "dir";
+        auto attr = session->call(stat, "e2e", soon());
+        QVERIFY(attr.ok());
+        QCOMPARE(attr->attr.kind, protocol::ObjectKind::directory);
+
+        protocol::RmdirRequest rmdir;
+        rmdir.path = "dir";
+        QCOMPARE(session->call(rmdir, "e2e", soon()).status().code(), Errc::failed_precondition);
+        protocol::UnlinkRequest unlink;
+        unlink.path = "dir/a";
+        QVERIFY(session->call(unlink, "e2e", soon()).ok());
+        QVERIFY(session->call(rmdir, "e2e", soon()).ok());
+        QVERIFY(!std::filesystem::exists(m_root + "/dir"));
+    }
+
+    void namesCannotEscape()
+    {
+        auto session = connect("escape");
+        QVERIFY(session);
+        std::filesystem::create_symlink("/etc", m_root + "/outside");
+        for (const char *name : {"../x", "/etc/passwd", "outside/passwd", "a/../../x"}) {
+            protocol::OpenRequest open;
+            open.path = name;
+            auto reply = session->call(open, "e2e", soon());
+            QVERIFY2(!reply.ok(), name);
+            // The protocol refuses ".." and absolute paths itself; the target refuses symlinks.
+            const auto code = reply.status().code();
+            QVERIFY2(code == Errc::permission_denied || code == Errc::invalid_argument ||
+                         code == Errc::protocol_error,
+                     reply.status().toString().c_str());
+        }
+        protocol::CreateRequest create;
+        create.path = "outside/evil";
+        auto reply = session->call(create, "e2e", soon());
+        QCOMPARE(reply.status().code(), Errc::permission_denied);
+        QVERIFY2(reply.status().message().find("escapes the backing directory") !=
+                     std::string::npos,
+                 reply.status().message().c_str());
+        QVERIFY(!std::filesystem::exists("/etc/evil"));
+        QVERIFY(session->ping("e2e", soon()).ok()); // the connection stays usable
+    }
+
+    void bulkDataRoundTrip()
+    {
+        auto session = connect("data");
+        QVERIFY(session);
+        const std::uint64_t handle = create(*session, "file");
+        QVERIFY(handle != 0);
+        const auto data = pattern(2 * 4096 + 100, 1);
+        auto written = write(*session, handle, 0, data);
+        QVERIFY2(written.ok(), written.status().toString().c_str());
+        QCOMPARE(*written, std::uint32_t(data.size()));
+        auto back = read(*session, handle, 0, 3 * 4096);
+        QVERIFY2(back.ok(), back.status().toString().c_str());
+        QCOMPARE(back->size(), data.size()); // short read at the end of the object
+        QVERIFY(*back == data);
+        auto past = read(*session, handle, 4 * 4096, 4096);
+        QVERIFY(past.ok());
+        QCOMPARE(past->size(), std::size_t(0));
+
+        // Largest bulk the session negotiated, in one RPC.
+        const auto big = pattern(session->negotiated().maxBulkBytes, 2);
+        QVERIFY(write(*session, handle, 1 << 20, big).ok());
+        auto bigBack = read(*session, handle, 1 << 20, big.size());
+        QVERIFY(bigBack.ok());
+        QVERIFY(*bigBack == big);
+        // The bytes really are in the backing file.
+        std::ifstream file(m_root + "/file", std::ios::binary);
+        std::vector<char> head(data.size());
+        file.read(head.data(), static_cast<std::streamsize>(head.size()));
+        QVERIFY(std::memcmp(head.data(), data.data(), data.size()) == 0);
+    }
+
+    void acknowledgedWritesSurviveAKill()
+    {
+        {
+            auto session = connect("durable");
+            QVERIFY(session);
+            const std::uint64_t handle = create(*session, "precious");
+            QVERIFY(write(*session, handle, 0, pattern(64 * 1024, 3)).ok());
+        }
+        auto killed = m_target->stop(SIGKILL);
+        QVERIFY(killed.ok());
+        QCOMPARE(*killed, 128 + SIGKILL);
+        m_target.reset();
+        startTarget(); // same backing directory; the stale control socket is replaced
+        auto session = connect("after");
+        QVERIFY(session);
+        protocol::OpenRequest open;
+        open.path = "precious";
+        auto opened = session->call(open, "e2e", soon());
+        QVERIFY(opened.ok());
+        QCOMPARE(opened->attr.size, std::uint64_t(64 * 1024));
+        auto back = read(*session, opened->handle, 0, 64 * 1024);
+        QVERIFY(back.ok());
+        QVERIFY(*back == pattern(64 * 1024, 3));
+        const auto log = std::filesystem::file_size(m_root + "/.lutra/commit.log");
+        QVERIFY(log > 0 && log % 32 == 0); // one fixed-size record per committed batch
+    }
+
+    void conflictingLockSendsBlockingCallback()
+    {
+        auto holder = connect("holder");
+        auto other = connect("other");
+        QVERIFY(holder && other);
+        const std::uint64_t holderHandle = create(*holder, "locked");
+        protocol::OpenRequest open;
+        open.path = "locked";
+        auto otherOpen = other->call(open, "e2e", soon());
+        QVERIFY(otherOpen.ok());
+
+        protocol::LockEnqueueRequest pw;
+        pw.handle = holderHandle;
+        pw.mode = protocol::LockMode::pw;
+        auto granted = holder->call(pw, "e2e", soon());
+        QVERIFY(granted.ok());
+        const std::uint64_t lock = granted->lockHandle;
+
+        // The holder cancels from its own thread when asked, as the engine will.
+        std::promise<std::uint64_t> asked;
+        holder->setBlockingCallbackHandler(
+            [&asked](std::uint64_t handle, protocol::LockMode) { asked.set_value(handle); });
+        auto askedFuture = asked.get_future();
+        std::thread canceller([&] {
+            if (askedFuture.wait_for(10s) != std::future_status::ready) {
+                return;
+            }
+            protocol::LockCancelRequest cancel;
+            cancel.lockHandle = askedFuture.get();
+            (void)holder->call(cancel, "e2e", soon());
+        });
+        protocol::LockEnqueueRequest pr;
+        pr.handle = otherOpen->handle;
+        pr.mode = protocol::LockMode::pr;
+        auto second = other->call(pr, "e2e", transport::deadlineIn(20s));
+        canceller.join();
+        QVERIFY2(second.ok(), second.status().toString().c_str());
+        QVERIFY(second->lockHandle != lock);
+        QVERIFY(holder->connected()); // it cooperated: not evicted
+    }
+
+    void unresponsiveHolderIsEvicted()
+    {
+        // Shorten the blocking timeout through the control socket, as ctld would.
+        auto stub = control();
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 10s);
+        datapath::v1::SetParamsRequest set;
+        set.set_principal("test");
+        auto *assignment = set.add_assignments();
+        assignment->set_pattern("ldlm.namespaces.ost0.blocking_timeout");
+        assignment->set_value("200ms");
+        datapath::v1::SetParamsReply reply;
+        QVERIFY(stub->SetParams(&context, set, &reply).ok());
+        QVERIFY2(reply.result().applied(), reply.DebugString().c_str());
+
+        auto holder = connect("sleepy");
+        auto other = connect("eager");
+        QVERIFY(holder && other);
+        holder->setBlockingCallbackHandler([](std::uint64_t, protocol::LockMode) {}); // ignores it
+        const std::uint64_t handle = create(*holder, "contended");
+        protocol::LockEnqueueRequest pw;
+        pw.handle = handle;
+        pw.mode = protocol::LockMode::pw;
+        QVERIFY(holder->call(pw, "e2e", soon()).ok());
+        protocol::OpenRequest open;
+        open.path = "contended";
+        auto opened = other->call(open, "e2e", soon());
+        QVERIFY(opened.ok());
+        pw.handle = opened->handle;
+        auto granted = other->call(pw, "e2e", soon());
+        QVERIFY2(granted.ok(), granted.status().toString().c_str());
+        QVERIFY(eventually([&] { return !holder->connected(); }, 5s)); // evicted
+        QVERIFY(other->connected());
+    }
+
+    void garbageDropsOnlyThatConnection()
+    {
+        auto session = connect("bystander");
+        QVERIFY(session);
+        const auto uri = m_target->uri();
+        const auto port = static_cast<std::uint16_t>(std::stoi(uri.substr(uri.rfind(':') + 1)));
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(port);
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        QCOMPARE(::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address), 0);
+        const std::string garbage(4096, 'Z');
+        QVERIFY(::send(fd, garbage.data(), garbage.size(), MSG_NOSIGNAL) > 0);
+        char byte = 0;
+        QVERIFY(eventually([&] { return ::recv(fd, &byte, 1, MSG_DONTWAIT) == 0; }, 5s));
+        ::close(fd);
+        QVERIFY(session->ping("e2e", soon()).ok());
+        auto fresh = connect("newcomer");
+        QVERIFY(fresh && fresh->ping("e2e", soon()).ok());
+    }
+
+    void sigtermFinishesInFlightWrites()
+    {
+        auto session = connect("writer");
+        QVERIFY(session);
+        const std::uint64_t handle = create(*session, "inflight");
+        constexpr unsigned kWriters = 8;
+        std::vector<std::vector<std::uint64_t>> acked(kWriters);
+        std::atomic<bool> stop{false};
+        std::vector<std::thread> writers;
+        for (unsigned w = 0; w < kWriters; ++w) {
+            writers.emplace_back([&, w] {
+                for (std::uint64_t k = 0; !stop; ++k) {
+                    const std::uint64_t block = k * kWriters + w;
+                    if (!write(*session, handle, block * 4096, pattern(4096, unsigned(block)))
+                             .ok()) {
+                        return;
+                    }
+                    acked[w].push_back(block);
+                }
+            });
+        }
+        QVERIFY(eventually([&] { return acked[0].size() >= 5; }, 10s));
+        auto exited = m_target->stop(SIGTERM);
+        stop = true;
+        for (auto &writer : writers) {
+            writer.join();
+        }
+        QVERIFY(exited.ok());
+        QCOMPARE(*exited, 0);
+        session.reset();
+        m_target.reset();
+        startTarget();
+        auto reader = connect("checker");
+        QVERIFY(reader);
+        protocol::OpenRequest open;
+        open.path = "inflight";
+        auto opened = reader->call(open, "e2e", soon());
+        QVERIFY(opened.ok());
+        std::size_t checked = 0;
+        for (const auto &blocks : acked) {
+            for (const std::uint64_t block : blocks) {
+                auto back = read(*reader, opened->handle, block * 4096, 4096);
+                QVERIFY(back.ok());
+                QVERIFY2(*back == pattern(4096, unsigned(block)), "an acknowledged write was lost");
+                ++checked;
+            }
+        }
+        QVERIFY(checked >= 5);
+    }
+
+    void parametersOverTheControlSocket()
+    {
+        auto session = connect("jobs");
+        QVERIFY(session);
+        const std::uint64_t handle = create(*session, "accounted");
+        QVERIFY(write(*session, handle, 0, pattern(8192, 4)).ok());
+        auto stub = control();
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 10s);
+        datapath::v1::GetParamsRequest get;
+        get.add_patterns("obdfilter.ost0.job_stats");
+        get.add_patterns("obdfilter.ost0.num_exports");
+        datapath::v1::GetParamsReply values;
+        QVERIFY(stub->GetParams(&context, get, &values).ok());
+        QCOMPARE(values.values_size(), 2);
+        const std::string &jobStats = values.values(0).value();
+        QVERIFY2(jobStats.find("- job_id:          e2e") != std::string::npos, jobStats.c_str());
+        QVERIFY2(
+            jobStats.find("write_bytes:     { samples:           1, unit: bytes, min:     8192") !=
+                std::string::npos,
+            jobStats.c_str());
+        QCOMPARE(values.values(1).value(), std::string("1"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTargetEndToEnd)
+#include "test_target_end_to_end.moc"
