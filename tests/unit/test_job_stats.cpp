@@ -174,6 +174,11 @@ private slots:
         auto result = registry.set(std::span(&removeOne, 1), "test");
         QVERIFY2(result.status.ok(), result.status.toString().c_str());
         QCOMPARE(stats.jobCount(), std::size_t(1));
+        QVERIFY(result.results[0].special); // a command, not a value: nothing is "clamped"
+        QVERIFY(!result.results[0].clamped);
+        QCOMPARE(result.results[0].requested, std::string("dd.0"));
+        const params::Assignment spaced{"obdfilter.ost0.job_stats", "two words"};
+        QCOMPARE(registry.set(std::span(&spaced, 1), "test").status.code(), Errc::invalid_argument);
         const params::Assignment unknown{"obdfilter.ost0.job_stats", "nosuchjob"};
         QCOMPARE(registry.set(std::span(&unknown, 1), "test").status.code(), Errc::not_found);
         const params::Assignment clear{"obdfilter.ost0.job_stats", "clear"};

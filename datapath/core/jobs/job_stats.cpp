@@ -263,24 +263,20 @@ Status JobStats::publish(params::ParamGroup &group, std::string name)
 {
     params::Spec spec;
     spec.name = std::move(name);
-    spec.type = params::Type::string;
+    spec.type = params::Type::counters;
     spec.defaultValue = std::string();
     spec.help = "per-job I/O statistics (write 'clear' to forget every job, or a job id to "
                 "forget that job)";
     spec.specialValues = {{"clear", "forget the statistics of every job"}};
+    spec.textCommands = true;
     params::Binding binding;
     binding.read = [this] { return params::Value(render()); };
-    binding.apply = [this](const params::Value &value) -> Status {
-        const auto &job = std::get<std::string>(value);
-        // A batch that rolls back "restores" the rendered text: nothing to undo.
-        if (job.starts_with("job_stats:")) {
+    binding.action = [this](std::string_view word) -> Status {
+        if (word == "clear") {
+            clear();
             return {};
         }
-        return remove(job);
-    };
-    binding.action = [this](std::string_view) {
-        clear();
-        return Status{};
+        return remove(word);
     };
     return group.add(std::move(spec), std::move(binding));
 }

@@ -44,6 +44,9 @@ struct Spec {
     std::string help;
     std::vector<std::string> enumValues;
     std::vector<SpecialValue> specialValues;
+    // Counter blocks only: any other printable text is a command argument handed to the action
+    // (Lustre's `job_stats=<job id>` forgets one job).
+    bool textCommands = false;
 };
 
 // The last dotted component: "max_pages_per_rpc".

@@ -246,6 +246,12 @@ Result<ParsedValue> parseValue(const Spec &spec, std::string_view rawText)
         return ParsedValue{std::string(text), {}};
     }
     case Type::counters:
+        if (spec.textCommands && !text.empty() && text.size() <= kMaxStringLength &&
+            std::all_of(text.begin(), text.end(), [](char c) {
+                return static_cast<unsigned char>(c) > 0x20 && static_cast<unsigned char>(c) < 0x7f;
+            })) {
+            return ParsedValue{std::int64_t{0}, std::string(text)};
+        }
         return error(Errc::invalid_argument, spec, text, "a counter block cannot be set");
     }
     return Status(Errc::internal, spec.name + ": unknown parameter type");
@@ -290,7 +296,10 @@ std::string describeAllowed(const Spec &spec)
     case Type::string:
         text = "printable text of at most " + std::to_string(kMaxStringLength) + " characters";
         break;
-    case Type::counters: text = "nothing but its special values"; break;
+    case Type::counters:
+        text =
+            spec.textCommands ? "a name to act on (no spaces)" : "nothing but its special values";
+        break;
     }
     for (const auto &special : spec.specialValues) {
         text += "; or '" + special.word + "' (" + special.help + ")";
