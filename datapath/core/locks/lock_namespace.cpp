@@ -1,0 +1,591 @@
+#include "core/locks/lock_namespace.h"
+
+#include "core/params/catalog.h"
+#include "core/params/registry.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <iterator>
+#include <utility>
+
+namespace lutra::locks {
+
+namespace {
+
+enum class State : std::uint8_t {
+    enqueuing,     // the enqueue RPC is in flight: others wait for it
+    granted,       // handed out or in the LRU
+    cancelPending, // must go once its users let go; no new user gets it
+    cancelling,    // hook and cancel RPC running or queued
+};
+
+LockNamespace::Counter counterOf(CancelReason reason)
+{
+    switch (reason) {
+    case CancelReason::callback: return LockNamespace::cancel_callback;
+    case CancelReason::lru: return LockNamespace::cancel_lru;
+    case CancelReason::age: return LockNamespace::cancel_age;
+    case CancelReason::clear: return LockNamespace::cancel_clear;
+    case CancelReason::job: return LockNamespace::cancel_job;
+    case CancelReason::upgrade: return LockNamespace::cancel_upgrade;
+    case CancelReason::shutdown: return LockNamespace::cancel_shutdown;
+    }
+    return LockNamespace::cancel_lru;
+}
+
+std::vector<params::CounterDef> counterDefs()
+{
+    return {
+        {"enqueues", "reqs"},           {"enqueue_errors", "reqs"},   {"hits", "locks"},
+        {"blocking_callbacks", "reqs"}, {"cancel_callback", "locks"}, {"cancel_lru", "locks"},
+        {"cancel_age", "locks"},        {"cancel_clear", "locks"},    {"cancel_job", "locks"},
+        {"cancel_upgrade", "locks"},    {"cancel_shutdown", "locks"}, {"cancel_errors", "locks"},
+    };
+}
+
+// One unused lock per MiB of RAM: a cached lock usually pins at least that much page cache, so
+// the cap grows with what the node can cache without letting lock memory run away.
+std::size_t dynamicCapFromMemory()
+{
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long pageSize = ::sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || pageSize <= 0) {
+        return LockNamespace::kMinDynamicCap;
+    }
+    const auto mib = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(pageSize) >> 20;
+    return static_cast<std::size_t>(std::clamp<std::uint64_t>(mib, LockNamespace::kMinDynamicCap,
+                                                              LockNamespace::kMaxDynamicCap));
+}
+
+constexpr std::int64_t kMaxLruSize = std::int64_t{1} << 24; // the catalog's bound
+
+} // namespace
+
+std::string_view cancelReasonName(CancelReason reason) noexcept
+{
+    switch (reason) {
+    case CancelReason::callback: return "callback";
+    case CancelReason::lru: return "lru";
+    case CancelReason::age: return "age";
+    case CancelReason::clear: return "clear";
+    case CancelReason::job: return "job";
+    case CancelReason::upgrade: return "upgrade";
+    case CancelReason::shutdown: return "shutdown";
+    }
+    return "unknown";
+}
+
+struct LockRef::Lock {
+    engine::ObjectKey key;
+    LockMode mode = LockMode::PR; // fixed once granted
+    RemoteHandle handle = 0;      // fixed once granted
+    engine::JobTag job = 0;
+    State state = State::enqueuing;
+    CancelReason reason = CancelReason::lru;
+    std::uint32_t users = 0;
+    LockNamespace::Clock::time_point lastUsed;
+    bool inLru = false;
+    std::list<std::shared_ptr<Lock>>::iterator lruPos;
+};
+
+LockRef::LockRef(LockRef &&other) noexcept
+    : m_ns(std::exchange(other.m_ns, nullptr)), m_lock(std::move(other.m_lock))
+{
+}
+
+LockRef &LockRef::operator=(LockRef &&other) noexcept
+{
+    if (this != &other) {
+        release();
+        m_ns = std::exchange(other.m_ns, nullptr);
+        m_lock = std::move(other.m_lock);
+    }
+    return *this;
+}
+
+void LockRef::release() noexcept
+{
+    if (m_lock != nullptr) {
+        m_ns->release(m_lock);
+        m_lock.reset();
+        m_ns = nullptr;
+    }
+}
+
+LockMode LockRef::mode() const noexcept
+{
+    return m_lock != nullptr ? m_lock->mode : LockMode::PR;
+}
+
+RemoteHandle LockRef::handle() const noexcept
+{
+    return m_lock != nullptr ? m_lock->handle : 0;
+}
+
+engine::ObjectKey LockRef::key() const noexcept
+{
+    return m_lock != nullptr ? m_lock->key : engine::ObjectKey{};
+}
+
+// lock_stats: the counters plus the two gauges, so one read shows the whole namespace.
+class LockNamespace::StatsView final : public params::StatsSource {
+public:
+    explicit StatsView(LockNamespace &ns) : m_ns(ns) {}
+
+    params::CounterSnapshot snapshot() const override
+    {
+        params::CounterSnapshot snap = m_ns.m_stats.snapshot();
+        params::CounterReading locks;
+        locks.name = "lock_count";
+        locks.unit = "locks";
+        locks.samples = m_ns.lockCount();
+        snap.counters.push_back(locks);
+        params::CounterReading unused = locks;
+        unused.name = "lock_unused_count";
+        unused.samples = m_ns.unusedCount();
+        snap.counters.push_back(unused);
+        return snap;
+    }
+
+    std::string render(params::WallClock::time_point now) const override
+    {
+        params::CounterSnapshot snap = snapshot();
+        snap.snapshotTime = now;
+        return params::renderStats(snap);
+    }
+
+    void clear() override { m_ns.m_stats.clear(); }
+
+private:
+    LockNamespace &m_ns;
+};
+
+LockNamespace::LockNamespace(std::string ns, LockRpc &rpc, CancelHook hook, Options options)
+    : m_ns(std::move(ns)), m_rpc(rpc), m_hook(std::move(hook)), m_clock(std::move(options.clock)),
+      m_dynamicCap(options.dynamicCap != 0 ? options.dynamicCap : dynamicCapFromMemory()),
+      m_lruSize(std::clamp<std::int64_t>(options.lruSize, 0, kMaxLruSize)),
+      m_maxAge(options.maxAge), m_stats(counterDefs()),
+      m_statsView(std::make_unique<StatsView>(*this))
+{
+    if (!m_clock) {
+        m_clock = [] { return Clock::now(); };
+    }
+    const std::size_t workers = std::max<std::size_t>(options.workers, 1);
+    m_workers.reserve(workers);
+    for (std::size_t i = 0; i < workers; ++i) {
+        m_workers.emplace_back([this] { workerLoop(); });
+    }
+}
+
+LockNamespace::~LockNamespace()
+{
+    shutdown();
+}
+
+LockNamespace::Clock::time_point LockNamespace::now() const
+{
+    return m_clock();
+}
+
+Result<LockRef> LockNamespace::acquire(const engine::ObjectKey &key, LockMode mode,
+                                       engine::JobTag job)
+{
+    std::unique_lock guard(m_mutex);
+    for (;;) {
+        if (m_stopping) {
+            return Status(Errc::unavailable, "ldlm.namespaces." + m_ns + ": shutting down");
+        }
+        auto it = m_locks.find(key);
+        if (it == m_locks.end()) {
+            break;
+        }
+        LockPtr lock = it->second;
+        if (lock->state != State::granted) {
+            // Being enqueued or cancelled: wait for it to settle, then look again.
+            m_changed.wait(guard);
+            continue;
+        }
+        if (lock->mode == LockMode::PW || mode == LockMode::PR) {
+            if (lock->inLru) {
+                m_lru.erase(lock->lruPos);
+                lock->inLru = false;
+            }
+            ++lock->users;
+            lock->job = job;
+            m_stats.add(hits);
+            return LockRef(this, lock);
+        }
+        // PR cached, PW wanted: the PR must go before the target would grant the PW anyway.
+        if (lock->users > 0) {
+            lock->state = State::cancelPending;
+            lock->reason = CancelReason::upgrade;
+            m_changed.wait(guard);
+            continue;
+        }
+        markCancelling(*lock, CancelReason::upgrade);
+        guard.unlock();
+        (void)runCancel(lock);
+        guard.lock();
+    }
+
+    auto lock = std::make_shared<Lock>();
+    lock->key = key;
+    lock->mode = mode;
+    lock->job = job;
+    m_locks.emplace(key, lock);
+    ++m_enqueuing;
+    guard.unlock();
+    Result<Grant> grant = m_rpc.enqueue(key, mode, job);
+    guard.lock();
+    --m_enqueuing;
+    m_changed.notify_all();
+    if (!grant.ok()) {
+        m_locks.erase(key);
+        m_stats.add(enqueue_errors);
+        return grant.status();
+    }
+    m_stats.add(enqueues);
+    // Trust a stronger grant; never record less than was asked for.
+    lock->mode = grant->mode == LockMode::PW ? LockMode::PW : mode;
+    lock->handle = grant->handle;
+    lock->state = State::granted;
+    lock->users = 1;
+    m_byHandle[lock->handle] = lock;
+    if (auto early = std::find(m_earlyCallbacks.begin(), m_earlyCallbacks.end(), lock->handle);
+        early != m_earlyCallbacks.end()) {
+        // The target already wants it back: this caller may use it once, then it goes.
+        m_earlyCallbacks.erase(early);
+        lock->state = State::cancelPending;
+        lock->reason = CancelReason::callback;
+    }
+    return LockRef(this, lock);
+}
+
+void LockNamespace::release(const LockPtr &lock) noexcept
+{
+    std::lock_guard guard(m_mutex);
+    assert(lock->users > 0);
+    if (--lock->users > 0) {
+        return;
+    }
+    if (lock->state == State::cancelPending) {
+        const CancelReason reason = lock->reason;
+        markCancelling(*lock, reason);
+        if (reason == CancelReason::callback) {
+            m_queue.push_front({lock, nullptr});
+        } else {
+            m_queue.push_back({lock, nullptr});
+        }
+        m_workAvailable.notify_one();
+        return;
+    }
+    lock->lastUsed = now();
+    m_lru.push_back(lock);
+    lock->lruPos = std::prev(m_lru.end());
+    lock->inLru = true;
+    trimLocked(limitLocked(), CancelReason::lru);
+}
+
+void LockNamespace::onBlockingCallback(RemoteHandle handle) noexcept
+{
+    std::lock_guard guard(m_mutex);
+    m_stats.add(blocking_callbacks);
+    auto it = m_byHandle.find(handle);
+    if (it == m_byHandle.end()) {
+        // The callback may have overtaken our enqueue's reply; remember it for a while.
+        if (m_enqueuing > 0) {
+            if (m_earlyCallbacks.size() >= kMaxEarlyCallbacks) {
+                m_earlyCallbacks.pop_front();
+            }
+            m_earlyCallbacks.push_back(handle);
+        }
+        return;
+    }
+    Lock &lock = *it->second;
+    if (lock.state == State::granted && lock.users == 0) {
+        markCancelling(lock, CancelReason::callback);
+        // Ahead of LRU and batch work: a conflicting client is waiting for this cancel.
+        m_queue.push_front({it->second, nullptr});
+        m_workAvailable.notify_one();
+    } else if (lock.state == State::granted || lock.state == State::cancelPending) {
+        lock.state = State::cancelPending;
+        lock.reason = CancelReason::callback;
+    }
+}
+
+void LockNamespace::markCancelling(Lock &lock, CancelReason reason)
+{
+    lock.state = State::cancelling;
+    lock.reason = reason;
+    if (lock.inLru) {
+        m_lru.erase(lock.lruPos);
+        lock.inLru = false;
+    }
+}
+
+std::size_t LockNamespace::limitLocked() const
+{
+    return m_lruSize > 0 ? static_cast<std::size_t>(m_lruSize) : m_dynamicCap;
+}
+
+void LockNamespace::trimLocked(std::size_t limit, CancelReason reason)
+{
+    while (m_lru.size() > limit) {
+        LockPtr victim = m_lru.front();
+        markCancelling(*victim, reason);
+        m_queue.push_back({std::move(victim), nullptr});
+        m_workAvailable.notify_one();
+    }
+}
+
+CancelOutcome LockNamespace::runCancel(const LockPtr &lock)
+{
+    // The lock is in `cancelling`: nobody else reads or writes it until it is forgotten below.
+    const CancelInfo info{lock->key, lock->mode, lock->handle, lock->job, lock->reason};
+    CancelOutcome outcome;
+    if (m_hook) {
+        outcome = m_hook(info);
+    }
+    // Sent even if write-back failed: keeping the lock would only get us evicted.
+    Status rpcStatus = m_rpc.cancel(info.key, info.handle);
+    {
+        std::lock_guard guard(m_mutex);
+        m_byHandle.erase(info.handle);
+        if (auto it = m_locks.find(info.key); it != m_locks.end() && it->second == lock) {
+            m_locks.erase(it);
+        }
+        m_stats.add(counterOf(info.reason));
+        if (!outcome.status.ok() || !rpcStatus.ok()) {
+            m_stats.add(cancel_errors);
+        }
+        m_changed.notify_all();
+    }
+    if (outcome.status.ok() && !rpcStatus.ok()) {
+        outcome.status = std::move(rpcStatus);
+    }
+    return outcome;
+}
+
+CancelReport LockNamespace::runBatch(std::unique_lock<std::mutex> &guard,
+                                     std::vector<LockPtr> victims, Clock::time_point start)
+{
+    CancelReport report;
+    if (victims.empty()) {
+        guard.unlock();
+    } else if (m_workers.empty()) {
+        // After shutdown: no workers left, so cancel on this thread.
+        guard.unlock();
+        for (const LockPtr &lock : victims) {
+            const CancelOutcome outcome = runCancel(lock);
+            ++report.locksCancelled;
+            report.pagesDropped += outcome.pagesDropped;
+            report.bytesWritten += outcome.bytesWritten;
+            report.errors += outcome.status.ok() ? 0 : 1;
+        }
+    } else {
+        auto batch = std::make_shared<Batch>();
+        batch->remaining = victims.size();
+        for (LockPtr &lock : victims) {
+            m_queue.push_back({std::move(lock), batch});
+        }
+        m_workAvailable.notify_all();
+        guard.unlock();
+        std::unique_lock batchGuard(batch->mutex);
+        batch->done.wait(batchGuard, [&] { return batch->remaining == 0; });
+        report = batch->report;
+    }
+    report.elapsed = Clock::now() - start;
+    return report;
+}
+
+CancelReport LockNamespace::cancelUnused(CancelReason reason, engine::JobTag job,
+                                         Clock::time_point olderThan)
+{
+    const auto start = Clock::now();
+    std::unique_lock guard(m_mutex);
+    std::vector<LockPtr> victims;
+    for (const LockPtr &lock : m_lru) {
+        if (reason == CancelReason::job && lock->job != job) {
+            continue;
+        }
+        if (reason == CancelReason::age && lock->lastUsed > olderThan) {
+            break; // the LRU is in release order, so the rest are younger
+        }
+        victims.push_back(lock);
+    }
+    for (const LockPtr &lock : victims) {
+        markCancelling(*lock, reason);
+    }
+    return runBatch(guard, std::move(victims), start);
+}
+
+CancelReport LockNamespace::clear()
+{
+    return cancelUnused(CancelReason::clear, 0, {});
+}
+
+CancelReport LockNamespace::cancelJob(engine::JobTag job)
+{
+    return cancelUnused(CancelReason::job, job, {});
+}
+
+CancelReport LockNamespace::tick(Clock::time_point now)
+{
+    return cancelUnused(CancelReason::age, 0, now - maxAge());
+}
+
+void LockNamespace::drain()
+{
+    std::unique_lock guard(m_mutex);
+    m_idle.wait(guard, [&] { return m_queue.empty() && m_running == 0; });
+}
+
+void LockNamespace::workerLoop()
+{
+    std::unique_lock guard(m_mutex);
+    for (;;) {
+        m_workAvailable.wait(guard, [&] { return m_shutDown || !m_queue.empty(); });
+        if (m_queue.empty()) {
+            return;
+        }
+        Work work = std::move(m_queue.front());
+        m_queue.pop_front();
+        ++m_running;
+        guard.unlock();
+        const CancelOutcome outcome = runCancel(work.lock);
+        if (work.batch != nullptr) {
+            std::lock_guard batchGuard(work.batch->mutex);
+            CancelReport &report = work.batch->report;
+            ++report.locksCancelled;
+            report.pagesDropped += outcome.pagesDropped;
+            report.bytesWritten += outcome.bytesWritten;
+            report.errors += outcome.status.ok() ? 0 : 1;
+            if (--work.batch->remaining == 0) {
+                work.batch->done.notify_all();
+            }
+        }
+        work = {};
+        guard.lock();
+        --m_running;
+        if (m_queue.empty() && m_running == 0) {
+            m_idle.notify_all();
+        }
+    }
+}
+
+void LockNamespace::shutdown()
+{
+    {
+        std::lock_guard guard(m_mutex);
+        if (m_stopping) {
+            return;
+        }
+        m_stopping = true;
+        m_changed.notify_all();
+    }
+    drain();
+    (void)cancelUnused(CancelReason::shutdown, 0, {});
+    drain();
+    std::vector<std::thread> workers;
+    {
+        std::lock_guard guard(m_mutex);
+        m_shutDown = true;
+        workers.swap(m_workers);
+        m_workAvailable.notify_all();
+    }
+    for (std::thread &worker : workers) {
+        worker.join();
+    }
+}
+
+Status LockNamespace::setLruSize(std::int64_t size)
+{
+    if (size < 0 || size > kMaxLruSize) {
+        return {Errc::out_of_range, "ldlm.namespaces." + m_ns + ".lru_size=" +
+                                        std::to_string(size) + ": allowed 0..16777216"};
+    }
+    std::lock_guard guard(m_mutex);
+    m_lruSize = size;
+    trimLocked(limitLocked(), CancelReason::lru);
+    return {};
+}
+
+std::int64_t LockNamespace::lruSize() const
+{
+    std::lock_guard guard(m_mutex);
+    return m_lruSize;
+}
+
+void LockNamespace::setMaxAge(std::chrono::seconds age)
+{
+    std::lock_guard guard(m_mutex);
+    m_maxAge = age;
+}
+
+std::chrono::seconds LockNamespace::maxAge() const
+{
+    std::lock_guard guard(m_mutex);
+    return m_maxAge;
+}
+
+std::size_t LockNamespace::lruLimit() const
+{
+    std::lock_guard guard(m_mutex);
+    return limitLocked();
+}
+
+std::size_t LockNamespace::lockCount() const
+{
+    std::lock_guard guard(m_mutex);
+    return m_byHandle.size();
+}
+
+std::size_t LockNamespace::unusedCount() const
+{
+    std::lock_guard guard(m_mutex);
+    return m_lru.size();
+}
+
+Status LockNamespace::publish(params::ParamGroup &group)
+{
+    for (params::Spec &spec : params::catalog::ldlmSpecs(m_ns)) {
+        const std::string_view leaf = params::leafName(spec.name);
+        params::Binding binding;
+        if (leaf == "lru_size") {
+            binding.read = [this] { return params::Value(lruSize()); };
+            binding.apply = [this](const params::Value &value) {
+                return setLruSize(std::get<std::int64_t>(value));
+            };
+            // Synchronous, as with lctl: when set_param returns, the unused locks are gone.
+            binding.action = [this](std::string_view) {
+                (void)clear();
+                return Status{};
+            };
+        } else if (leaf == "lru_max_age") {
+            binding.read = [this] { return params::Value(std::int64_t{maxAge().count()}); };
+            binding.apply = [this](const params::Value &value) {
+                setMaxAge(std::chrono::seconds(std::get<std::int64_t>(value)));
+                return Status{};
+            };
+        } else if (leaf == "lock_count") {
+            binding.read = [this] { return params::Value(static_cast<std::int64_t>(lockCount())); };
+        } else if (leaf == "lock_unused_count") {
+            binding.read = [this] {
+                return params::Value(static_cast<std::int64_t>(unusedCount()));
+            };
+        } else {
+            continue; // a spec this version does not know yet
+        }
+        if (auto status = group.add(std::move(spec), std::move(binding)); !status) {
+            return status;
+        }
+    }
+    return group.addStats("ldlm.namespaces." + m_ns + ".lock_stats",
+                          "client lock enqueues, cache hits, cancels by reason, lock_count and "
+                          "lock_unused_count (write 'clear' to reset the counters)",
+                          *m_statsView);
+}
+
+} // namespace lutra::locks

@@ -1,0 +1,278 @@
+#pragma once
+// The client's lock namespace for one target: PR/PW locks per object, cached after use in an
+// LRU, cancelled through one path (page write-back and drop first, then the cancel RPC) whatever
+// the reason. See datapath/core/locks/README.md.
+
+#include <lutra/status.h>
+
+#include "core/engine/types.h"
+#include "core/params/counters.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace lutra::params {
+class ParamGroup;
+}
+
+namespace lutra::locks {
+
+enum class LockMode : std::uint8_t {
+    PR, // protected read: shared
+    PW, // protected write: exclusive, also satisfies PR
+};
+
+using RemoteHandle = std::uint64_t; // the target's lock handle, never 0
+
+// Why a lock is cancelled. Every reason runs the same path (hook, then cancel RPC).
+enum class CancelReason : std::uint8_t {
+    callback, // the target sent a blocking callback
+    lru,      // the LRU grew past its limit
+    age,      // unused for longer than lru_max_age
+    clear,    // lru_size=clear
+    job,      // per-job cleanup
+    upgrade,  // a PR cancelled so that a PW can be enqueued
+    shutdown, // the namespace is going away
+};
+
+std::string_view cancelReasonName(CancelReason reason) noexcept;
+
+// What the target granted.
+struct Grant {
+    RemoteHandle handle = 0;
+    LockMode mode = LockMode::PR;
+};
+
+// The two RPCs the namespace needs, implemented over RpcSession by the engine's integrator.
+// Called from acquiring threads and from the namespace's workers, never with a namespace lock
+// held; both may block for as long as the RPC takes.
+class LockRpc {
+public:
+    virtual ~LockRpc() = default;
+    virtual Result<Grant> enqueue(const engine::ObjectKey &key, LockMode mode,
+                                  engine::JobTag job) = 0;
+    virtual Status cancel(const engine::ObjectKey &key, RemoteHandle handle) = 0;
+};
+
+// The lock being cancelled, as the cancel hook sees it.
+struct CancelInfo {
+    engine::ObjectKey key;
+    LockMode mode = LockMode::PR;
+    RemoteHandle handle = 0;
+    engine::JobTag job = 0; // the last job that used the lock
+    CancelReason reason = CancelReason::lru;
+};
+
+// What the hook did for one lock.
+struct CancelOutcome {
+    std::uint64_t pagesDropped = 0;
+    std::uint64_t bytesWritten = 0;
+    Status status; // a write-back error; the cancel RPC is sent anyway
+};
+
+// Writes back the lock's dirty pages and drops its cached pages (the page cache releases them
+// in batches). Runs before the cancel RPC, on a namespace worker or the thread that asked for
+// the cancel, with no namespace lock held; it must not call back into the namespace nor the
+// parameter registry (lru_size=clear runs it under the registry's locks).
+using CancelHook = std::function<CancelOutcome(const CancelInfo &)>;
+
+// The outcome of a cancel of many locks (clear, per-job cleanup, aging).
+struct CancelReport {
+    std::uint64_t locksCancelled = 0;
+    std::uint64_t pagesDropped = 0;
+    std::uint64_t bytesWritten = 0;
+    std::uint64_t errors = 0; // hooks or cancel RPCs that failed (the lock is gone anyway)
+    std::chrono::nanoseconds elapsed{0};
+};
+
+class LockNamespace;
+
+// A held reference to a granted lock. Destroying it (or release()) makes the lock unused: it
+// stays cached in the LRU unless a cancel is pending. Must not outlive its namespace.
+class LockRef {
+public:
+    LockRef() = default;
+    LockRef(LockRef &&other) noexcept;
+    LockRef &operator=(LockRef &&other) noexcept;
+    LockRef(const LockRef &) = delete;
+    LockRef &operator=(const LockRef &) = delete;
+    ~LockRef() { release(); }
+
+    void release() noexcept;
+    explicit operator bool() const noexcept { return m_lock != nullptr; }
+    LockMode mode() const noexcept;       // the granted mode (PW may answer a PR request)
+    RemoteHandle handle() const noexcept; // 0 when empty
+    engine::ObjectKey key() const noexcept;
+
+private:
+    friend class LockNamespace;
+    struct Lock;
+    LockRef(LockNamespace *ns, std::shared_ptr<Lock> lock) : m_ns(ns), m_lock(std::move(lock)) {}
+
+    LockNamespace *m_ns = nullptr;
+    std::shared_ptr<Lock> m_lock;
+};
+
+class LockNamespace {
+public:
+    using Clock = std::chrono::steady_clock;
+    using ClockSource = std::function<Clock::time_point()>;
+
+    enum Counter : std::size_t {
+        enqueues,
+        enqueue_errors,
+        hits,
+        blocking_callbacks,
+        cancel_callback,
+        cancel_lru,
+        cancel_age,
+        cancel_clear,
+        cancel_job,
+        cancel_upgrade,
+        cancel_shutdown,
+        cancel_errors,
+        counter_count,
+    };
+
+    struct Options {
+        std::size_t workers = 2;  // cancel threads (at least 1)
+        std::int64_t lruSize = 0; // initial lru_size (0 = dynamic)
+        std::chrono::seconds maxAge{3900};
+        // LRU cap when lru_size is 0 (dynamic); 0 derives it from physical memory.
+        std::size_t dynamicCap = 0;
+        ClockSource clock; // defaults to steady_clock::now (tests pass a fake)
+    };
+
+    static constexpr std::size_t kMinDynamicCap = 1024;
+    static constexpr std::size_t kMaxDynamicCap = std::size_t{1} << 20;
+    static constexpr std::size_t kMaxEarlyCallbacks = 256;
+
+    // `ns` names the namespace in parameters ("ost0"). `rpc` must outlive the namespace.
+    LockNamespace(std::string ns, LockRpc &rpc, CancelHook hook, Options options);
+    LockNamespace(std::string ns, LockRpc &rpc, CancelHook hook)
+        : LockNamespace(std::move(ns), rpc, std::move(hook), Options{})
+    {
+    }
+    // Calls shutdown().
+    ~LockNamespace();
+    LockNamespace(const LockNamespace &) = delete;
+    LockNamespace &operator=(const LockNamespace &) = delete;
+
+    // Returns a held reference to a granted lock on `key` covering `mode`: a cached lock if one
+    // fits (PW satisfies PR), else an enqueue. A cached PR asked for PW is cancelled first (once
+    // its other users let go). An acquire meeting a lock being cancelled waits for the cancel and
+    // enqueues again. A thread must not hold a PR on `key` while asking for PW on it.
+    Result<LockRef> acquire(const engine::ObjectKey &key, LockMode mode, engine::JobTag job);
+
+    // The target wants `handle` back. Quick and non-blocking beyond a short internal mutex: meant
+    // for the transport I/O thread. An unused lock is queued for cancel at once (ahead of LRU
+    // work); a used one is cancelled when its last user releases it; no new user gets it.
+    void onBlockingCallback(RemoteHandle handle) noexcept;
+
+    // lru_size: 0 = dynamic, N = at most N unused locks (the oldest are cancelled, on the
+    // workers, as soon as it is exceeded).
+    Status setLruSize(std::int64_t size);
+    std::int64_t lruSize() const;
+    void setMaxAge(std::chrono::seconds age);
+    std::chrono::seconds maxAge() const;
+    // The LRU limit in force: lru_size, or the dynamic soft cap when it is 0.
+    std::size_t lruLimit() const;
+
+    // Cancels every unused lock now, on the workers, and waits for them (lru_size=clear).
+    CancelReport clear();
+    // Cancels the unused locks last used by `job` and waits (per-job cleanup).
+    CancelReport cancelJob(engine::JobTag job);
+    // The periodic aging step, driven by the engine (about once a second): cancels the locks
+    // unused since `now - lru_max_age` or earlier, on the workers, and waits for them. (The LRU
+    // limit needs no tick: it is enforced whenever a lock joins the LRU or lru_size changes.)
+    CancelReport tick(Clock::time_point now);
+    // Waits until no cancel is queued or running (tests, orderly teardown).
+    void drain();
+
+    // Refuses new acquires, finishes queued cancels, cancels the remaining unused locks (hook and
+    // RPC) and stops the workers. No LockRef may be alive. Idempotent.
+    void shutdown();
+
+    std::size_t lockCount() const;   // granted locks: used, unused or being cancelled
+    std::size_t unusedCount() const; // the LRU
+    const params::CounterBlock &stats() const noexcept { return m_stats; }
+
+    // Publishes ldlm.namespaces.<ns>.{lru_size,lru_max_age,lock_count,lock_unused_count} (the
+    // catalog's specs) and .lock_stats. `group` must be destroyed before the namespace.
+    Status publish(params::ParamGroup &group);
+
+private:
+    friend class LockRef;
+    using Lock = LockRef::Lock;
+    using LockPtr = std::shared_ptr<Lock>;
+
+    // A set of cancels someone waits for.
+    struct Batch {
+        std::mutex mutex;
+        std::condition_variable done;
+        std::size_t remaining = 0;
+        CancelReport report;
+    };
+    struct Work {
+        LockPtr lock;
+        std::shared_ptr<Batch> batch; // null for fire-and-forget cancels
+    };
+
+    void release(const LockPtr &lock) noexcept;
+    // Under m_mutex: takes `lock` out of use and out of the LRU; the caller then cancels it.
+    void markCancelling(Lock &lock, CancelReason reason);
+    // Under m_mutex: queues LRU victims while the LRU is over its limit.
+    void trimLocked(std::size_t limit, CancelReason reason);
+    std::size_t limitLocked() const;
+    // Runs the hook and the cancel RPC (no lock held) and forgets the lock.
+    CancelOutcome runCancel(const LockPtr &lock);
+    // Cancels `victims` (already marked, `guard` held) on the workers and waits for them.
+    CancelReport runBatch(std::unique_lock<std::mutex> &guard, std::vector<LockPtr> victims,
+                          Clock::time_point start);
+    // Marks and cancels the unused locks `reason` selects (all, one job's, or the old ones).
+    CancelReport cancelUnused(CancelReason reason, engine::JobTag job, Clock::time_point olderThan);
+    void workerLoop();
+    Clock::time_point now() const;
+
+    const std::string m_ns;
+    LockRpc &m_rpc;
+    CancelHook m_hook;
+    ClockSource m_clock;
+    std::size_t m_dynamicCap;
+
+    mutable std::mutex m_mutex;        // everything below; never held while calling out
+    std::condition_variable m_changed; // a lock left the namespace or was granted
+    std::unordered_map<engine::ObjectKey, LockPtr, engine::ObjectKeyHash> m_locks;
+    std::unordered_map<RemoteHandle, LockPtr> m_byHandle;
+    std::list<LockPtr> m_lru;                  // unused locks, oldest first
+    std::deque<RemoteHandle> m_earlyCallbacks; // callbacks that overtook their enqueue reply
+    std::size_t m_enqueuing = 0;               // enqueue RPCs in flight
+    std::int64_t m_lruSize = 0;
+    std::chrono::seconds m_maxAge;
+    bool m_stopping = false;
+    bool m_shutDown = false;
+
+    std::deque<Work> m_queue; // blocking-callback cancels go to the front
+    std::size_t m_running = 0;
+    std::condition_variable m_workAvailable;
+    std::condition_variable m_idle;
+    std::vector<std::thread> m_workers;
+
+    params::CounterBlock m_stats;
+
+    class StatsView;
+    std::unique_ptr<StatsView> m_statsView;
+};
+
+} // namespace lutra::locks
