@@ -1,0 +1,63 @@
+#pragma once
+// The job id of each I/O, as Lustre's jobid_var/jobid_name work: jobid_var names an environment
+// variable that holds it (SLURM_JOB_ID), or is `procname_uid` (program name and uid: "dd.0"),
+// or `disable`; when the variable is unset, jobid_name is expanded instead (%e program name,
+// %u uid, %h short host name, %p pid). A thread may override all of this (setThreadJobId), as
+// a server thread acting for a job does. Job ids are also interned into small JobTags that
+// pages and locks remember.
+
+#include <lutra/status.h>
+
+#include "core/engine/types.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace lutra::params {
+class ParamGroup;
+}
+
+namespace lutra::client {
+
+class JobIds {
+public:
+    static constexpr std::size_t kMaxJobIdLength = 64; // what the wire protocol carries
+    static constexpr std::size_t kMaxTags = 1 << 20;
+
+    JobIds();
+
+    // This thread's job id: the override if set, else from jobid_var / jobid_name. Cached per
+    // thread and recomputed only when the settings change, so an I/O pays no getenv.
+    std::string_view current();
+    // Overrides the job id of the calling thread (empty: back to the settings).
+    static void setThreadJobId(std::string_view jobId);
+
+    // The tag of a job id, created on first use (0 when the table is full or the id is empty).
+    engine::JobTag tag(std::string_view jobId);
+    std::string name(engine::JobTag tag) const;
+
+    // Validates and sets jobid_var: an environment variable name, procname_uid or disable.
+    Status setJobIdVar(std::string_view value);
+    Status setJobIdName(std::string_view value);
+    std::string jobIdVar() const;
+    std::string jobIdName() const;
+
+    // Publishes jobid_var and jobid_name (catalog::jobidSpecs) with their validation.
+    Status publish(params::ParamGroup &group);
+
+private:
+    std::string compute() const;
+
+    mutable std::mutex m_mutex; // settings and the tag table
+    std::string m_var = "procname_uid";
+    std::string m_name = "%e.%u";
+    std::atomic<std::uint64_t> m_generation{1};
+    std::unordered_map<std::string, engine::JobTag> m_tags;
+    std::vector<std::string> m_names{std::string()}; // index = tag; 0 is "no job"
+};
+
+} // namespace lutra::client

@@ -1,0 +1,79 @@
+// Job ids the way Lustre derives them, per-thread overrides, validation through the registry,
+// and interning into tags.
+#include "client/jobid.h"
+#include "core/params/registry.h"
+
+#include <QTest>
+
+#include <thread>
+
+using namespace lutra;
+using client::JobIds;
+
+class TestJobId : public QObject {
+    Q_OBJECT
+private slots:
+    void procnameUid()
+    {
+        JobIds jobs;
+        const std::string expected = "test_jobid." + std::to_string(::getuid());
+        QCOMPARE(std::string(jobs.current()), expected);
+    }
+
+    void environmentVariableThenFallback()
+    {
+        JobIds jobs;
+        QVERIFY(jobs.setJobIdVar("LUTRA_TEST_JOB").ok());
+        QVERIFY(jobs.setJobIdName("%e-%%").ok());
+        qunsetenv("LUTRA_TEST_JOB");
+        QCOMPARE(std::string(jobs.current()), std::string("test_jobid-%"));
+        qputenv("LUTRA_TEST_JOB", "4242");
+        QVERIFY(jobs.setJobIdVar("LUTRA_TEST_JOB").ok()); // settings change: recomputed
+        QCOMPARE(std::string(jobs.current()), std::string("4242"));
+        QVERIFY(jobs.setJobIdVar("disable").ok());
+        QCOMPARE(std::string(jobs.current()), std::string("disabled"));
+    }
+
+    void threadOverride()
+    {
+        JobIds jobs;
+        JobIds::setThreadJobId("slurm.7 with spaces");
+        QCOMPARE(std::string(jobs.current()), std::string("slurm.7_with_spaces"));
+        std::string other;
+        std::thread([&] { other = std::string(jobs.current()); }).join();
+        QVERIFY(other != "slurm.7_with_spaces"); // overrides are per thread
+        JobIds::setThreadJobId("");
+        QVERIFY(std::string(jobs.current()).starts_with("test_jobid."));
+    }
+
+    void validationThroughTheRegistry()
+    {
+        JobIds jobs;
+        params::Registry registry;
+        params::ParamGroup group(registry);
+        QVERIFY(jobs.publish(group).ok());
+        const params::Assignment good{"jobid_var", "SLURM_JOB_ID"};
+        QVERIFY(registry.set(std::span(&good, 1), "test").status.ok());
+        QCOMPARE(jobs.jobIdVar(), std::string("SLURM_JOB_ID"));
+        const params::Assignment bad{"jobid_var", "not a name"};
+        auto result = registry.set(std::span(&bad, 1), "test");
+        QCOMPARE(result.status.code(), Errc::invalid_argument);
+        QVERIFY(result.status.message().find("not an environment variable name") !=
+                std::string::npos);
+        QCOMPARE(jobs.jobIdVar(), std::string("SLURM_JOB_ID")); // unchanged
+    }
+
+    void tags()
+    {
+        JobIds jobs;
+        const auto a = jobs.tag("job.a");
+        const auto b = jobs.tag("job.b");
+        QVERIFY(a != 0 && b != 0 && a != b);
+        QCOMPARE(jobs.tag("job.a"), a);
+        QCOMPARE(jobs.name(b), std::string("job.b"));
+        QCOMPARE(jobs.tag(""), engine::JobTag(0));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestJobId)
+#include "test_jobid.moc"
