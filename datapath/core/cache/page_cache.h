@@ -1,0 +1,268 @@
+#pragma once
+// The client's page cache (llite's page cache + osc's LRU in one): 4 KiB pages from a
+// registrable pool, a sharded index keyed by (object, page index), S3-FIFO-style replacement
+// (a small probationary FIFO in front of a CLOCK main queue), a live max_cached_mb limit, batched
+// release, write-back run collection and a lock-free-of-lists cached read fast path.
+// See README.md in this folder for the contract and how the engine uses it.
+
+#include <lutra/status.h>
+#include <lutra/transport.h>
+
+#include "core/cache/page.h"
+#include "core/cache/page_pool.h"
+#include "core/engine/types.h"
+#include "core/params/counters.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace lutra::params {
+class ParamGroup;
+}
+
+namespace lutra::cache {
+
+using engine::JobTag;
+using engine::kPageShift;
+using engine::kPageSize;
+using engine::ObjectKey;
+using engine::PageIndex;
+
+inline constexpr std::size_t kPagesPerMiB = (1u << 20) / kPageSize;
+// Pages moved per lock hold on release and reclaim (Linux's folio_batch holds 31).
+inline constexpr std::size_t kDefaultBatch = 31;
+inline constexpr std::size_t kMaxBatch = 64;
+inline constexpr std::uint64_t kNoPosition = std::numeric_limits<std::uint64_t>::max();
+
+enum class Wait : bool { no, yes };
+enum class Batching : bool { onePage, batched };
+
+struct ReleaseCounts {
+    std::size_t dropped = 0;   // pages moved to the free list
+    std::size_t dirty = 0;     // matching pages kept because they are dirty or under write-back
+    std::size_t busy = 0;      // matching pages kept because they are pinned or locked
+    std::size_t lockHolds = 0; // index-shard lock holds that dropped pages
+};
+
+class PageCache;
+
+// A pinned page: while a PageRef exists the page is neither reclaimed nor released. It may also
+// hold the page lock (PG_locked): the right to change the page's data and flags. Move-only.
+class PageRef {
+public:
+    PageRef() noexcept = default;
+    PageRef(PageRef &&other) noexcept;
+    PageRef &operator=(PageRef &&other) noexcept;
+    PageRef(const PageRef &) = delete;
+    PageRef &operator=(const PageRef &) = delete;
+    ~PageRef() { reset(); }
+
+    explicit operator bool() const noexcept { return m_page != nullptr; }
+
+    std::span<std::byte, kPageSize> data() const noexcept
+    {
+        return std::span<std::byte, kPageSize>(m_page->data, kPageSize);
+    }
+    ObjectKey key() const noexcept { return m_page->key; }
+    PageIndex index() const noexcept { return m_page->index; }
+    // For transport::Segment: the page inside its registered chunk.
+    transport::Segment segment() const noexcept
+    {
+        return {m_page->data, kPageSize, m_page->region};
+    }
+
+    bool uptodate() const noexcept { return flags() & Page::kUptodate; }
+    bool dirty() const noexcept { return flags() & Page::kDirty; }
+    bool underWriteback() const noexcept { return flags() & Page::kWriteback; }
+    bool holdsLock() const noexcept { return m_locked; }
+
+    JobTag job() const noexcept { return m_page->job.load(std::memory_order_relaxed); }
+    std::uint64_t lockCookie() const noexcept
+    {
+        return m_page->lockCookie.load(std::memory_order_relaxed);
+    }
+    void setLockCookie(std::uint64_t cookie) noexcept
+    {
+        m_page->lockCookie.store(cookie, std::memory_order_relaxed);
+    }
+
+    // Takes the page lock. Waits (Wait::yes) or fails (Wait::no) while another holder has it or
+    // the page is under write-back (stable pages: data in a write RPC must not change).
+    bool lock(Wait wait) noexcept;
+    // Drops the page lock and wakes waiters. Fill failed? Unlock without markUptodate: the next
+    // grab gets the page locked and not uptodate and retries.
+    void unlock() noexcept;
+    // Both require the page lock. markDirty also makes the page uptodate (the writer filled or
+    // read-modified all of it) and counts it in the target's dirty bytes.
+    void markUptodate() noexcept;
+    void markDirty() noexcept;
+
+    // Unlocks if locked, then unpins.
+    void reset() noexcept;
+
+private:
+    friend class PageCache;
+    PageRef(PageCache *cache, Page *page, bool locked) noexcept
+        : m_cache(cache), m_page(page), m_locked(locked)
+    {
+    }
+    std::uint32_t flags() const noexcept { return m_page->state.load(std::memory_order_acquire); }
+
+    PageCache *m_cache = nullptr;
+    Page *m_page = nullptr;
+    bool m_locked = false;
+};
+
+class PageCache {
+public:
+    struct Options {
+        std::size_t limitPages = 1024 * kPagesPerMiB; // max_cached_mb's default, 1 GiB
+        std::size_t chunkBytes = std::size_t{64} << 20;
+        std::size_t shards = 16;                  // rounded up to a power of two
+        unsigned probationPercent = 10;           // share of the limit for the probationary FIFO
+        std::size_t releaseBatch = kDefaultBatch; // pages per lock hold, 1..kMaxBatch
+        std::size_t reclaimBatch = kDefaultBatch; // pages reclaimed per grab at the limit
+        std::size_t maxTargets = 256;             // ObjectKey::target must be below this
+        ChunkHooks hooks;
+    };
+
+    // Counters of llite.<fs>.page_cache_stats, in this order.
+    enum Counter : std::size_t {
+        cache_hit,       // pages copied by readCached
+        cache_miss,      // readCached calls that stopped short
+        grab_hit,        // grab found the page
+        grab_new,        // grab inserted a new page
+        failed_grab,     // grab failed: nothing reclaimable (LU-13312: readahead backs off)
+        reclaimed,       // pages reclaimed to stay under the limit
+        reclaim_batch,   // pages per reclaim lock hold (min/max/sum)
+        promoted,        // pages moved from the probationary FIFO to the main queue
+        released,        // pages dropped by releaseObject/Lock/Job/All
+        release_batch,   // pages per release lock hold (min/max/sum)
+        writeback_pages, // pages handed out by collectDirtyRun
+        counter_count,
+    };
+    static std::vector<params::CounterDef> counterDefs();
+
+    explicit PageCache(Options options);
+    ~PageCache(); // every PageRef must be gone
+    PageCache(const PageCache &) = delete;
+    PageCache &operator=(const PageCache &) = delete;
+
+    // Publishes llite.<fs>.max_cached_mb (live limit), llite.<fs>.cached_pages,
+    // llite.<fs>.dirty_pages (read-only) and llite.<fs>.page_cache_stats.
+    Status publish(params::ParamGroup &group, std::string_view fs);
+
+    // ---- fast path --------------------------------------------------------------------------
+    // Copies the longest prefix of [offset, offset + out.size()) that is cached and uptodate,
+    // under the object's shard lock (shared) only; returns the bytes copied. No allocation.
+    // `prevPos`: where this reader's previous read ended (Linux's ra->prev_pos): a read that
+    // continues inside that page does not count as a second reference to it, so a stream of
+    // small reads does not look hot.
+    std::size_t readCached(ObjectKey key, std::uint64_t offset, std::span<std::byte> out,
+                           JobTag job, std::uint64_t prevPos = kNoPosition) noexcept;
+    bool contains(ObjectKey key, PageIndex index) const noexcept;
+
+    // ---- slow path --------------------------------------------------------------------------
+    // The page, pinned and locked (grab_cache_page): an existing page (check uptodate()) or a new
+    // one, not uptodate, for the caller to fill. Errors: resource_exhausted ("cache full":
+    // at the limit and nothing clean and unpinned to reclaim; count failed_grab_cache_page and
+    // back off), unavailable ("page busy": Wait::no and the page is locked or under write-back),
+    // out_of_range (target >= Options::maxTargets).
+    Result<PageRef> grab(ObjectKey key, PageIndex index, JobTag job, Wait wait = Wait::yes);
+
+    // ---- write-back ---------------------------------------------------------------------------
+    // Pins and marks under write-back the first run of contiguous dirty pages of `key` at or
+    // after `from` (up to out.size() pages, one bulk RPC), in index order; returns how many.
+    // Locked pages and pages already under write-back end a run.
+    std::size_t collectDirtyRun(ObjectKey key, PageIndex from, std::span<PageRef> out) noexcept;
+    // After the RPC: written cleans the pages, otherwise they stay dirty (re-dirtied) for a retry.
+    // Unpins them (the refs are reset).
+    void endWriteback(std::span<PageRef> pages, bool written) noexcept;
+    std::int64_t dirtyBytes(std::uint32_t target) const noexcept;
+
+    // ---- release ------------------------------------------------------------------------------
+    // Drops clean, unpinned, unlocked pages to the free list, `releaseBatch` pages per shard lock
+    // hold (Batching::onePage: one per hold, the benchmark baseline). Dirty pages are never
+    // dropped: they are counted in `dirty`; write them back first and call again.
+    ReleaseCounts releaseObject(ObjectKey key, Batching batching = Batching::batched) noexcept;
+    // Only the object's pages that carry this lock cookie (lock cancellation).
+    ReleaseCounts releaseLock(ObjectKey key, std::uint64_t cookie,
+                              Batching batching = Batching::batched) noexcept;
+    // Only pages last touched by `job` (per-job cleanup).
+    ReleaseCounts releaseJob(JobTag job, Batching batching = Batching::batched) noexcept;
+    // Everything (lru_size=clear). Safe to call from several threads at once.
+    ReleaseCounts releaseAll(Batching batching = Batching::batched) noexcept;
+
+    // ---- limit and state ----------------------------------------------------------------------
+    // Sets the limit (at least 1 page) and reclaims down to it; returns pages reclaimed.
+    std::size_t setLimitPages(std::size_t pages);
+    std::size_t limitPages() const noexcept { return m_limitPages.load(std::memory_order_relaxed); }
+    std::size_t cachedPages() const noexcept { return m_cached.load(std::memory_order_relaxed); }
+    std::size_t dirtyPages() const noexcept
+    {
+        return static_cast<std::size_t>(m_dirtyPages.load(std::memory_order_relaxed));
+    }
+    std::size_t poolPages() const noexcept { return m_pool.totalPages(); }
+    std::size_t chunkCount() const { return m_pool.chunkCount(); }
+    // Pages in the probationary FIFO and the main queue (for tests and the console).
+    std::size_t probationPages() const;
+    std::size_t mainPages() const;
+    params::CounterBlock &counters() noexcept { return m_counters; }
+
+private:
+    friend class PageRef;
+    struct Shard;
+    struct Queue {
+        Page *head = nullptr; // newest
+        Page *tail = nullptr; // oldest, next to scan
+        std::size_t size = 0;
+    };
+    enum QueueId : std::uint8_t { q_none, q_small, q_main };
+    template <typename Filter> ReleaseCounts releaseRing(ObjectKey key, Filter filter, Batching b);
+    template <typename Filter> ReleaseCounts releaseScan(Filter filter, Batching b);
+
+    Shard &shardFor(const ObjectKey &key) const noexcept;
+    Result<Page *> allocPage();
+    std::size_t reclaimLocked(std::size_t want) noexcept;
+    void dropLocked(Shard &shard, std::span<Page *const> pages) noexcept;
+    void accountDirty(const Page &page, int delta) noexcept;
+    static void markAccessed(Page &page) noexcept;
+
+    void pushHead(Queue &queue, QueueId id, Page *page) noexcept;
+    void unlink(Page *page) noexcept;
+    void pushFree(Page *page) noexcept;
+
+    params::CounterBlock m_counters;
+    std::atomic<std::size_t> m_limitPages;
+    std::size_t m_shardMask;
+    unsigned m_probationPercent;
+    std::size_t m_releaseBatch;
+    std::size_t m_reclaimBatch;
+    std::size_t m_maxTargets;
+    std::unique_ptr<Shard[]> m_shards;
+
+    // Per-target dirty bytes on their own cache lines (write-back enforces max_dirty_mb).
+    struct alignas(64) TargetDirty {
+        std::atomic<std::int64_t> bytes{0};
+    };
+    std::unique_ptr<TargetDirty[]> m_targetDirty;
+    std::atomic<std::int64_t> m_dirtyPages{0};
+
+    // The LRU lock: both queues, the free list, m_cached changes.
+    mutable std::mutex m_lruMutex;
+    Queue m_small;
+    Queue m_main;
+    Page *m_free = nullptr;
+    std::atomic<std::size_t> m_cached{0};
+
+    PagePool m_pool; // owns every page and its data
+};
+
+} // namespace lutra::cache

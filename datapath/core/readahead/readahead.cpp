@@ -1,0 +1,488 @@
+#include "core/readahead/readahead.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace lutra::readahead {
+
+using namespace params::catalog;
+
+namespace {
+
+// Under pressure, readahead not yet read (mount-wide) may fill at most this share of what the
+// cache can hold for it (room + that readahead): the rest is the turnover of pages the readers
+// touch and bring in before they reach the far end of their windows (LRU ageing), so what is
+// read ahead is read before reclaim reaches it.
+constexpr std::uint64_t kRoomShare = 4;
+// Smallest window the discard feedback shrinks a file to, in reads' worth of pages.
+constexpr std::uint64_t kMinPressureReads = 2;
+
+PageIndex pageCeil(std::uint64_t bytes) noexcept
+{
+    return (bytes + kPageSize - 1) >> kPageShift;
+}
+
+} // namespace
+
+std::uint64_t initialWindow(std::uint64_t readPages, std::uint64_t maxPages) noexcept
+{
+    const std::uint64_t size = std::bit_ceil(std::max<std::uint64_t>(readPages, 1));
+    std::uint64_t window = maxPages;
+    if (size <= maxPages / 32) {
+        window = size * 4;
+    } else if (size <= maxPages / 4) {
+        window = size * 2;
+    }
+    return std::min(window, maxPages);
+}
+
+std::uint64_t nextWindow(std::uint64_t current, std::uint64_t maxPages) noexcept
+{
+    std::uint64_t window = maxPages;
+    if (current < maxPages / 16) {
+        window = current * 4;
+    } else if (current <= maxPages / 2) {
+        window = current * 2;
+    }
+    return std::min(window, maxPages);
+}
+
+// ---- ReadaheadMount ----
+
+ReadaheadMount::ReadaheadMount(Config config)
+    : m_maxMb(config.maxReadAheadMb), m_perFileMb(config.maxReadAheadPerFileMb),
+      m_wholeMb(config.maxReadAheadWholeMb), m_pressureAware(config.pressureAware),
+      m_stats(readAheadStatDefs())
+{
+}
+
+std::uint64_t ReadaheadMount::reserve(std::uint64_t pages) noexcept
+{
+    const std::uint64_t max = maxReadAheadMb() * kPagesPerMiB;
+    std::uint64_t used = m_inUse.load(std::memory_order_relaxed);
+    std::uint64_t granted = 0;
+    do {
+        if (used >= max) {
+            return 0;
+        }
+        granted = std::min(pages, max - used);
+    } while (!m_inUse.compare_exchange_weak(used, used + granted, std::memory_order_relaxed));
+    return granted;
+}
+
+void ReadaheadMount::release(std::uint64_t pages) noexcept
+{
+    // Saturating: a caller that gives back too much must not wrap the budget around.
+    std::uint64_t used = m_inUse.load(std::memory_order_relaxed);
+    while (!m_inUse.compare_exchange_weak(used, used - std::min(used, pages),
+                                          std::memory_order_relaxed)) {
+    }
+}
+
+void ReadaheadMount::onDiscarded(std::uint64_t pages) noexcept
+{
+    m_stats.add(ra_read_but_discarded, pages);
+    release(pages);
+    m_pressureEvents.fetch_add(pages, std::memory_order_relaxed);
+}
+
+void ReadaheadMount::onFailedGrab(std::uint64_t pages) noexcept
+{
+    m_stats.add(ra_failed_grab_cache_page, pages);
+    release(pages);
+    m_pressureEvents.fetch_add(pages, std::memory_order_relaxed);
+}
+
+void ReadaheadMount::onFailedLockMatch(std::uint64_t pages) noexcept
+{
+    m_stats.add(ra_failed_lock_match, pages);
+    release(pages);
+}
+
+// ---- ReadaheadPlan ----
+
+PageRange ReadaheadPlan::span(std::uint64_t item) const noexcept
+{
+    if (m_chunkCount == 0) {
+        return m_spans[item];
+    }
+    const std::uint64_t offset = m_chunkStart + item * m_chunkStride;
+    const PageIndex end = std::min(pageCeil(offset + m_chunkLength), pageCeil(m_fileSize));
+    const PageIndex first = std::max<PageIndex>(offset >> kPageShift, m_emittedEnd);
+    return {first, end > first ? end - first : 0};
+}
+
+std::optional<PageRange> ReadaheadPlan::next() noexcept
+{
+    for (;;) {
+        if (!m_started) {
+            if (m_item >= itemCount()) {
+                return std::nullopt;
+            }
+            m_current = span(m_item);
+            m_cursor = m_current.first;
+            m_started = true;
+        }
+        if (m_cursor < m_current.end()) {
+            // Split at multiples of max_pages_per_rpc, so RPCs stay aligned as the OSC's are.
+            const std::uint64_t room = m_maxPagesPerRpc - m_cursor % m_maxPagesPerRpc;
+            const PageRange range{m_cursor, std::min(room, m_current.end() - m_cursor)};
+            m_cursor += range.count;
+            return range;
+        }
+        m_emittedEnd = std::max(m_emittedEnd, m_current.end());
+        ++m_item;
+        m_started = false;
+    }
+}
+
+// ---- FileReadahead ----
+
+void FileReadahead::reset() noexcept
+{
+    resetWindow();
+    m_seen = false;
+    m_lastOffset = 0;
+    m_lastEnd = 0;
+    m_strideBytes = 0;
+    m_strideLength = 0;
+    m_strideMatches = 0;
+}
+
+void FileReadahead::resetWindow() noexcept
+{
+    m_mode = Mode::none;
+    m_windowPages = 0;
+    m_raStart = 0;
+    m_raEnd = 0;
+    m_marker = kNoMarker;
+    m_nextChunk = 0;
+}
+
+FileReadahead::Limits FileReadahead::limits(const ReadInfo &read, std::uint64_t readPages) noexcept
+{
+    const std::uint64_t maxMb = m_mount->maxReadAheadMb();
+    Limits limits{};
+    limits.window = std::min(maxMb, m_mount->maxReadAheadPerFileMb()) * kPagesPerMiB;
+    limits.wholePages = std::min(m_mount->maxReadAheadWholeMb(), maxMb) * kPagesPerMiB;
+    limits.pressure = std::numeric_limits<std::uint64_t>::max();
+    if (!m_mount->pressureAware()) {
+        return limits;
+    }
+    // Feedback: pages read ahead were thrown away (or could not be cached) since this file last
+    // looked, so its windows were too large for the cache: halve them.
+    // The floor lets a window hold a read's worth (a stride chunk) so the cap can grow back.
+    const std::uint64_t floor = kMinPressureReads * readPages;
+    const std::uint64_t events = m_mount->pressureEvents();
+    if (events != m_seenPressure) {
+        m_seenPressure = events;
+        const std::uint64_t base = std::min(m_pressureCap, std::max(m_windowPages, floor));
+        m_pressureCap = std::max(base / 2, floor);
+    }
+    limits.pressure = m_pressureCap;
+    if (read.cacheRoom != ReadInfo::kRoomUnknown) {
+        // unread + new <= (room + unread) / kRoomShare
+        const std::uint64_t unread = m_mount->pagesInUse();
+        const std::uint64_t share = (read.cacheRoom + unread) / kRoomShare;
+        limits.pressure = std::min(limits.pressure, share > unread ? share - unread : 0);
+    }
+    return limits;
+}
+
+void FileReadahead::account(const ReadInfo &read, PageIndex first, PageIndex end) noexcept
+{
+    auto &stats = m_mount->stats();
+    if (read.readaheadHits != 0) {
+        stats.add(ra_hits, read.readaheadHits);
+        m_mount->release(read.readaheadHits);
+    }
+    if (read.missingPages != 0) {
+        stats.add(ra_misses, read.missingPages);
+        // Missing although read ahead: discarded, or not arrived yet.
+        const PageIndex from = std::max(first, m_raStart);
+        const PageIndex to = std::min(end, m_raEnd);
+        if (from < to) {
+            stats.add(ra_miss_inside_window, std::min(read.missingPages, to - from));
+        }
+    }
+}
+
+std::uint64_t FileReadahead::grant(std::uint64_t want, const Limits &limits) noexcept
+{
+    auto &stats = m_mount->stats();
+    const std::uint64_t allowed = std::min(want, limits.pressure);
+    if (allowed < want) {
+        stats.add(ra_failed_to_reach_end);
+        if (allowed == 0) {
+            stats.add(ra_zero_size_window);
+            return 0;
+        }
+    }
+    const std::uint64_t granted = m_mount->reserve(allowed);
+    if (granted < allowed) {
+        stats.add(ra_hit_max_readahead_issue);
+        if (allowed == want) {
+            stats.add(ra_failed_to_reach_end);
+        }
+    }
+    return granted;
+}
+
+void FileReadahead::issued(std::uint64_t pages, bool async, bool toEof,
+                           const Limits &limits) noexcept
+{
+    auto &stats = m_mount->stats();
+    stats.add(ra_readahead_pages, pages);
+    if (async) {
+        stats.add(ra_async_readahead);
+    }
+    if (toEof) {
+        stats.add(ra_readahead_to_eof);
+    }
+    m_windowPages = pages;
+    // A window went out without new pressure: let the feedback cap grow back by a quarter.
+    if (m_pressureCap < limits.window) {
+        m_pressureCap =
+            std::min(limits.window, m_pressureCap + std::max<std::uint64_t>(m_pressureCap / 4, 1));
+    }
+}
+
+ReadaheadPlan FileReadahead::onRead(const ReadInfo &read) noexcept
+{
+    const PageIndex first = read.offset >> kPageShift;
+    const PageIndex end =
+        read.length == 0 ? first : ((read.offset + read.length - 1) >> kPageShift) + 1;
+    account(read, first, end);
+    if (read.length == 0) {
+        return {};
+    }
+    if (!m_seen) {
+        m_seenPressure = m_mount->pressureEvents();
+    }
+    if (read.fileSize == 0) {
+        m_mount->stats().add(ra_zero_length_file);
+        resetWindow();
+        m_seen = true;
+        m_lastOffset = read.offset;
+        m_lastEnd = end;
+        return {};
+    }
+
+    const bool firstRead = !m_seen;
+    const bool sequential =
+        firstRead ? read.offset == 0
+                  : read.offset >= m_lastOffset && (first == m_lastEnd || first + 1 == m_lastEnd);
+    if (sequential) {
+        m_strideBytes = 0;
+        m_strideMatches = 0;
+    } else {
+        m_mount->stats().add(ra_readpage_not_consecutive);
+        if (!firstRead && read.offset > m_lastOffset) {
+            const std::uint64_t delta = read.offset - m_lastOffset;
+            if (delta == m_strideBytes && read.length == m_strideLength) {
+                m_strideMatches = std::min(m_strideMatches + 1, kStrideTrust);
+            } else {
+                m_strideBytes = delta;
+                m_strideMatches = 1;
+            }
+        } else {
+            m_strideBytes = 0;
+            m_strideMatches = 0;
+        }
+    }
+    m_strideLength = read.length;
+    m_seen = true;
+    m_lastOffset = read.offset;
+    m_lastEnd = end;
+
+    const Limits lim = limits(read, end - first);
+    const PageIndex filePages = pageCeil(read.fileSize);
+
+    if (firstRead && lim.wholePages != 0 && filePages <= lim.wholePages &&
+        read.offset < read.fileSize) {
+        return planWhole(read, first, std::min(end, filePages), lim);
+    }
+
+    if (sequential) {
+        if (m_mode != Mode::sequential && m_mode != Mode::whole) {
+            resetWindow();
+            m_mode = Mode::sequential;
+        }
+        if (m_marker != kNoMarker && first <= m_marker && m_marker < end) {
+            return planSequential(read, std::max(m_raEnd, end),
+                                  nextWindow(m_windowPages, lim.window), lim, true);
+        }
+        if (end > m_raEnd) {
+            // A new stream, or the reader overtook the readahead: read ahead synchronously.
+            const std::uint64_t want = m_windowPages == 0 ? initialWindow(end - first, lim.window)
+                                                          : nextWindow(m_windowPages, lim.window);
+            return planSequential(read, end, want, lim, false);
+        }
+        return {};
+    }
+
+    if (m_strideMatches >= kStrideTrust) {
+        if (m_mode != Mode::stride) {
+            resetWindow();
+            m_mode = Mode::stride;
+            m_nextChunk = read.offset + m_strideBytes;
+            return planStride(read, initialWindow(end - first, lim.window), lim, false);
+        }
+        if (m_marker != kNoMarker && first <= m_marker && m_marker < end) {
+            return planStride(read, nextWindow(m_windowPages, lim.window), lim, true);
+        }
+        if (read.offset >= m_nextChunk) {
+            m_nextChunk = read.offset + m_strideBytes;
+            const std::uint64_t want = m_windowPages == 0 ? initialWindow(end - first, lim.window)
+                                                          : nextWindow(m_windowPages, lim.window);
+            return planStride(read, want, lim, false);
+        }
+        return {};
+    }
+
+    // Random: forget the window, keep the stride candidate.
+    resetWindow();
+    return {};
+}
+
+ReadaheadPlan FileReadahead::planWhole(const ReadInfo &read, PageIndex first, PageIndex end,
+                                       const Limits &lim) noexcept
+{
+    m_mode = Mode::whole;
+    const PageIndex filePages = pageCeil(read.fileSize);
+    const std::uint64_t after = filePages - end;
+    const std::uint64_t before = first;
+    if (after + before == 0) {
+        m_mount->stats().add(ra_zero_size_window);
+        m_raStart = 0;
+        m_raEnd = filePages;
+        return {};
+    }
+    const std::uint64_t granted = grant(after + before, lim);
+    ReadaheadPlan plan;
+    if (granted == 0) {
+        return plan;
+    }
+    // The part after the read first: it is what a reader reads next.
+    const std::uint64_t afterGranted = std::min(after, granted);
+    if (afterGranted != 0) {
+        plan.m_spans[plan.m_spanCount++] = {end, afterGranted};
+    }
+    if (granted > afterGranted) {
+        plan.m_spans[plan.m_spanCount++] = {0, granted - afterGranted};
+    }
+    plan.m_maxPagesPerRpc = std::max<std::uint32_t>(read.maxPagesPerRpc, 1);
+    plan.m_pages = granted;
+    m_raStart = 0;
+    m_raEnd = end + afterGranted;
+    m_marker = kNoMarker;
+    issued(granted, false, afterGranted == after && after != 0, lim);
+    return plan;
+}
+
+ReadaheadPlan FileReadahead::planSequential(const ReadInfo &read, PageIndex start,
+                                            std::uint64_t want, const Limits &lim,
+                                            bool async) noexcept
+{
+    const PageIndex filePages = pageCeil(read.fileSize);
+    m_marker = kNoMarker;
+    if (want == 0 || start >= filePages) {
+        m_mount->stats().add(ra_zero_size_window);
+        return {};
+    }
+    const std::uint64_t wanted = std::min(want, filePages - start);
+    const std::uint64_t pages = grant(wanted, lim);
+    if (pages == 0) {
+        return {};
+    }
+    ReadaheadPlan plan;
+    plan.m_spans[0] = {start, pages};
+    plan.m_spanCount = 1;
+    plan.m_maxPagesPerRpc = std::max<std::uint32_t>(read.maxPagesPerRpc, 1);
+    plan.m_pages = pages;
+    plan.m_async = async;
+    if (start != m_raEnd) {
+        m_raStart = start;
+    }
+    m_raEnd = start + pages;
+    const bool toEof = m_raEnd == filePages;
+    if (!toEof) {
+        m_marker = start;
+    }
+    issued(pages, async, toEof, lim);
+    return plan;
+}
+
+ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want, const Limits &lim,
+                                        bool async) noexcept
+{
+    const PageIndex filePages = pageCeil(read.fileSize);
+    struct Fit {
+        std::uint64_t chunks = 0;
+        std::uint64_t pages = 0;
+        bool eof = false; // stopped because the next chunk starts at or after EOF
+    };
+    // Whole chunks from m_nextChunk whose pages fit in `limit` (the first one always when
+    // `atLeastOne`), stopping at EOF. Each chunk adds at least one page: a trusted stride is
+    // never page-sequential.
+    const auto fit = [&](std::uint64_t limit, bool atLeastOne) {
+        Fit result;
+        PageIndex emittedEnd = 0;
+        for (;;) {
+            const std::uint64_t offset = m_nextChunk + result.chunks * m_strideBytes;
+            if (offset >= read.fileSize) {
+                result.eof = true;
+                return result;
+            }
+            const PageIndex chunkEnd = std::min(pageCeil(offset + m_strideLength), filePages);
+            const PageIndex chunkFirst = std::max<PageIndex>(offset >> kPageShift, emittedEnd);
+            const std::uint64_t pages = chunkEnd > chunkFirst ? chunkEnd - chunkFirst : 0;
+            if (result.pages + pages > limit && !(atLeastOne && result.chunks == 0)) {
+                return result;
+            }
+            result.pages += pages;
+            ++result.chunks;
+            emittedEnd = std::max(emittedEnd, chunkEnd);
+        }
+    };
+
+    m_marker = kNoMarker;
+    const Fit wanted = want == 0 ? Fit{} : fit(want, true);
+    if (wanted.chunks == 0) {
+        m_mount->stats().add(ra_zero_size_window);
+        return {};
+    }
+    Fit issue = wanted;
+    const std::uint64_t granted = grant(wanted.pages, lim);
+    if (granted < wanted.pages) {
+        issue = fit(granted, false);
+        m_mount->release(granted - issue.pages);
+        if (issue.chunks == 0) {
+            return {};
+        }
+    }
+    ReadaheadPlan plan;
+    plan.m_chunkStart = m_nextChunk;
+    plan.m_chunkStride = m_strideBytes;
+    plan.m_chunkLength = m_strideLength;
+    plan.m_chunkCount = issue.chunks;
+    plan.m_fileSize = read.fileSize;
+    plan.m_maxPagesPerRpc = std::max<std::uint32_t>(read.maxPagesPerRpc, 1);
+    plan.m_pages = issue.pages;
+    plan.m_async = async;
+
+    const std::uint64_t lastChunk = m_nextChunk + (issue.chunks - 1) * m_strideBytes;
+    if (m_raEnd == 0 || m_raStart > (m_nextChunk >> kPageShift)) {
+        m_raStart = m_nextChunk >> kPageShift;
+    }
+    m_raEnd = std::min(pageCeil(lastChunk + m_strideLength), filePages);
+    const bool toEof = issue.chunks == wanted.chunks && wanted.eof;
+    if (!toEof) {
+        m_marker = m_nextChunk >> kPageShift;
+    }
+    m_nextChunk += issue.chunks * m_strideBytes;
+    issued(issue.pages, async, toEof, lim);
+    return plan;
+}
+
+} // namespace lutra::readahead

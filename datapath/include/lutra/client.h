@@ -1,0 +1,108 @@
+#pragma once
+// The lutra client library: mount a file system made of one or more object targets and use its
+// namespace and files. Errors are returned (Status / Result), never thrown; every Errc maps to
+// an errno with lutra::toErrno, and messages say what failed and where.
+//
+// Layout: every target holds the whole namespace; a file's data is striped (RAID-0) over all
+// targets in stripes of MountOptions::stripeSize. Target 0 is the authority for names: a create,
+// unlink or rmdir is decided there first, then applied to the others.
+
+#include <lutra/status.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lutra::params {
+class Registry;
+}
+
+namespace lutra::client {
+
+struct MountOptions {
+    std::vector<std::string> targets;   // endpoint URIs, e.g. tcp://127.0.0.1:7380; order matters
+    std::string fsName = "lutra";       // the instance in llite.<fsName>.* parameters
+    std::uint64_t stripeSize = 1 << 20; // bytes; a multiple of 4096
+    std::string clientId;               // default: <host>-<pid>
+    // Where the mount publishes its tunables and counters; null: a private registry.
+    params::Registry *registry = nullptr;
+    std::chrono::milliseconds rpcTimeout{30000};
+};
+
+enum class FileKind : std::uint8_t { file, directory };
+
+struct FileAttr {
+    FileKind kind = FileKind::file;
+    std::uint32_t mode = 0;
+    std::uint64_t size = 0; // files: the striped file's size
+    std::chrono::system_clock::time_point mtime;
+};
+
+struct DirEntryInfo {
+    std::string name;
+    FileKind kind = FileKind::file;
+};
+
+// Flags of Mount::open.
+inline constexpr unsigned kOpenRead = 1u << 0;
+inline constexpr unsigned kOpenWrite = 1u << 1;
+inline constexpr unsigned kOpenCreate = 1u << 2;    // create when missing
+inline constexpr unsigned kOpenExclusive = 1u << 3; // with kOpenCreate: fail when it exists
+
+class Mount;
+
+// An open file. Safe to use from several threads.
+class File {
+public:
+    ~File(); // closes on every target; errors are logged
+    File(const File &) = delete;
+    File &operator=(const File &) = delete;
+
+    const std::string &path() const noexcept;
+    Result<FileAttr> stat();
+    Status truncate(std::uint64_t size);
+    Status close(); // explicit close reports errors; the destructor then does nothing
+
+    struct Impl;
+    explicit File(std::unique_ptr<Impl> impl);
+
+private:
+    std::unique_ptr<Impl> m_impl;
+};
+
+class Mount {
+public:
+    // Connects to every target (negotiating with each) and publishes the mount's parameters.
+    static Result<std::unique_ptr<Mount>> mount(MountOptions options);
+    ~Mount(); // files must be closed first
+
+    Mount(const Mount &) = delete;
+    Mount &operator=(const Mount &) = delete;
+
+    Result<std::unique_ptr<File>> open(std::string_view path, unsigned flags,
+                                       std::uint32_t mode = 0644);
+    Result<FileAttr> stat(std::string_view path);
+    Status unlink(std::string_view path);
+    Status mkdir(std::string_view path, std::uint32_t mode = 0755);
+    Status rmdir(std::string_view path);
+    Result<std::vector<DirEntryInfo>> readdir(std::string_view path);
+
+    // The job id the calling thread's I/O is tagged with (jobid_var / jobid_name, or the
+    // thread's override).
+    std::string jobId();
+    static void setThreadJobId(std::string_view jobId);
+
+    std::size_t targetCount() const noexcept;
+    params::Registry &registry() noexcept;
+
+    struct Impl;
+
+private:
+    explicit Mount(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace lutra::client

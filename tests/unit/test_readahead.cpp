@@ -1,0 +1,505 @@
+// The readahead engine's decisions, exactly: window sizes and positions for sequential reads,
+// the marker page, random reads, byte-stride detection (IOR-hard's 47008-byte transfers), whole-
+// file readahead, EOF, the mount budget, RPC splitting, the counters each decision moves, the
+// parameter binding, and no allocation per read.
+#include "core/params/registry.h"
+#include "core/readahead/readahead.h"
+#include "core/readahead/simulator.h"
+
+#include <QTest>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+// Counts heap allocations while armed, to prove the per-read path allocates nothing.
+namespace {
+std::atomic<bool> g_countAllocations{false};
+std::atomic<long> g_allocations{0};
+} // namespace
+
+void *operator new(std::size_t size)
+{
+    if (g_countAllocations.load(std::memory_order_relaxed)) {
+        g_allocations.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (void *p = std::malloc(size == 0 ? 1 : size)) {
+        return p;
+    }
+    throw std::bad_alloc();
+}
+void *operator new[](std::size_t size)
+{
+    return operator new(size);
+}
+// The nothrow forms too (std::stable_partition's buffer uses them), so every delete below frees
+// what malloc gave.
+void *operator new(std::size_t size, const std::nothrow_t &) noexcept
+{
+    return std::malloc(size == 0 ? 1 : size);
+}
+void *operator new[](std::size_t size, const std::nothrow_t &) noexcept
+{
+    return std::malloc(size == 0 ? 1 : size);
+}
+void operator delete(void *p) noexcept
+{
+    std::free(p);
+}
+void operator delete[](void *p) noexcept
+{
+    std::free(p);
+}
+void operator delete(void *p, std::size_t) noexcept
+{
+    std::free(p);
+}
+void operator delete[](void *p, std::size_t) noexcept
+{
+    std::free(p);
+}
+void operator delete(void *p, const std::nothrow_t &) noexcept
+{
+    std::free(p);
+}
+void operator delete[](void *p, const std::nothrow_t &) noexcept
+{
+    std::free(p);
+}
+
+using namespace lutra;
+using namespace lutra::readahead;
+using namespace lutra::params::catalog;
+
+namespace {
+
+constexpr std::uint64_t kMiB = 1 << 20;
+constexpr std::uint64_t kGiB = 1 << 30;
+constexpr std::uint64_t kTransfer = 47008; // IOR-hard
+
+struct Window {
+    PageIndex first;
+    std::uint64_t pages;
+    bool async;
+    friend bool operator==(const Window &, const Window &) = default;
+};
+
+std::uint64_t counter(const ReadaheadMount &mount, ReadAheadStat stat)
+{
+    return mount.stats().snapshot().counters[stat].samples;
+}
+
+std::vector<PageRange> drain(ReadaheadPlan plan)
+{
+    std::vector<PageRange> ranges;
+    while (auto range = plan.next()) {
+        ranges.push_back(*range);
+    }
+    return ranges;
+}
+
+// The plan's pages as one span (sequential plans are one contiguous span).
+Window asWindow(const std::vector<PageRange> &ranges, bool async)
+{
+    std::uint64_t pages = 0;
+    for (const auto &range : ranges) {
+        pages += range.count;
+    }
+    return {ranges.front().first, pages, async};
+}
+
+ReadaheadMount::Config config(std::uint64_t maxMb, std::uint64_t perFileMb, std::uint64_t wholeMb)
+{
+    ReadaheadMount::Config c;
+    c.maxReadAheadMb = maxMb;
+    c.maxReadAheadPerFileMb = perFileMb;
+    c.maxReadAheadWholeMb = wholeMb;
+    return c;
+}
+
+} // namespace
+
+class TestReadahead : public QObject {
+    Q_OBJECT
+
+private slots:
+    void windowSizes()
+    {
+        // Linux's get_init_ra_size / get_next_ra_size with a 64 MiB (16384-page) limit.
+        QCOMPARE(initialWindow(1, 16384), 4u);
+        QCOMPARE(initialWindow(3, 16384), 16u); // rounded up to 4, then x4
+        QCOMPARE(initialWindow(256, 16384), 1024u);
+        QCOMPARE(initialWindow(1024, 16384), 2048u);
+        QCOMPARE(initialWindow(8192, 16384), 16384u);
+        QCOMPARE(initialWindow(1, 0), 0u);
+        QCOMPARE(nextWindow(4, 16384), 16u);
+        QCOMPARE(nextWindow(256, 16384), 1024u);
+        QCOMPARE(nextWindow(1024, 16384), 2048u);
+        QCOMPARE(nextWindow(8192, 16384), 16384u);
+        QCOMPARE(nextWindow(16384, 16384), 16384u);
+    }
+
+    void sequential4k()
+    {
+        ReadaheadMount mount(config(1024, 64, 2));
+        sim::Simulator sim(mount, 0, 1024);
+        const auto reader = sim.addReader(1, kGiB);
+        std::vector<Window> windows;
+        std::vector<std::uint64_t> triggers;
+        for (PageIndex page = 0; page < 32768; ++page) {
+            const bool marker = sim.readahead(reader).marker() == page;
+            const auto &ranges = sim.read(reader, page * kPageSize, kPageSize);
+            if (!ranges.empty()) {
+                windows.push_back(asWindow(ranges, marker));
+                triggers.push_back(page);
+            }
+        }
+        // x4 while below 1/16 of the limit, then x2, then the 16384-page per-file limit. Each
+        // window is issued when the reader touches the first page of the one before.
+        const std::vector<Window> expected{
+            {1, 4, false},        {5, 16, true},        {21, 64, true},       {85, 256, true},
+            {341, 1024, true},    {1365, 2048, true},   {3413, 4096, true},   {7509, 8192, true},
+            {15701, 16384, true}, {32085, 16384, true}, {48469, 16384, true},
+        };
+        QCOMPARE(windows, expected);
+        QCOMPARE(triggers, (std::vector<std::uint64_t>{0, 1, 5, 21, 85, 341, 1365, 3413, 7509,
+                                                       15701, 32085}));
+        QCOMPARE(counter(mount, ra_hits), 32767u);
+        QCOMPARE(counter(mount, ra_misses), 1u);
+        QCOMPARE(counter(mount, ra_async_readahead), 10u);
+        QCOMPARE(counter(mount, ra_readahead_pages), 64852u);
+        QCOMPARE(counter(mount, ra_readpage_not_consecutive), 0u);
+        QCOMPARE(counter(mount, ra_hit_max_readahead_issue), 0u);
+        QCOMPARE(counter(mount, ra_failed_to_reach_end), 0u);
+        // In flight or unused: what was read ahead beyond page 32767.
+        QCOMPARE(mount.pagesInUse(), 64853u - 32768u);
+        QCOMPARE(sim.cache().unusedReadahead(), mount.pagesInUse());
+    }
+
+    void sequential1MiBCappedPerFile()
+    {
+        ReadaheadMount mount(config(1024, 8, 2)); // 2048 pages per file
+        sim::Simulator sim(mount, 0, 256);
+        const auto reader = sim.addReader(1, kGiB);
+        std::vector<Window> windows;
+        std::vector<int> triggers;
+        for (int i = 0; i < 32; ++i) {
+            const auto &ranges = sim.read(reader, i * kMiB, kMiB);
+            if (!ranges.empty()) {
+                QCOMPARE(ranges.size(),
+                         std::size_t(ranges.back().end() - ranges.front().first) / 256);
+                windows.push_back(asWindow(ranges, i != 0));
+                triggers.push_back(i);
+            }
+        }
+        const std::vector<Window> expected{
+            {256, 512, false},  {768, 1024, true},  {1792, 2048, true}, {3840, 2048, true},
+            {5888, 2048, true}, {7936, 2048, true}, {9984, 2048, true},
+        };
+        QCOMPARE(windows, expected);
+        QCOMPARE(triggers, (std::vector<int>{0, 1, 3, 7, 15, 23, 31}));
+        QCOMPARE(counter(mount, ra_hits), 7936u);
+        QCOMPARE(counter(mount, ra_misses), 256u);
+        QCOMPARE(counter(mount, ra_async_readahead), 6u);
+        QCOMPARE(counter(mount, ra_readahead_pages), 11776u);
+        QCOMPARE(sim.stats().rpcs, 11776u / 256);
+    }
+
+    void randomReadsReadNothingAhead()
+    {
+        ReadaheadMount mount(config(64, 64, 2));
+        sim::Simulator sim(mount, 0, 1024);
+        const auto reader = sim.addReader(1, kGiB);
+        for (const PageIndex page : {7, 100, 3, 50, 1000, 20}) {
+            QVERIFY(sim.read(reader, page * kPageSize, kPageSize).empty());
+        }
+        QCOMPARE(counter(mount, ra_misses), 6u);
+        QCOMPARE(counter(mount, ra_readpage_not_consecutive), 6u);
+        QCOMPARE(counter(mount, ra_hits), 0u);
+        QCOMPARE(counter(mount, ra_readahead_pages), 0u);
+        QCOMPARE(mount.pagesInUse(), 0u);
+        QVERIFY(!sim.readahead(reader).strideTrusted());
+    }
+
+    void strideFirstWindowExact()
+    {
+        // IOR-hard with 4 ranks, rank 0: offsets k * 4 * 47008.
+        ReadaheadMount mount(config(1024, 64, 2));
+        FileReadahead ra(mount);
+        const std::uint64_t stride = 4 * kTransfer;
+        ReadInfo read;
+        read.length = kTransfer;
+        read.fileSize = kGiB;
+        read.maxPagesPerRpc = 8;
+        for (std::uint64_t k = 0; k < 3; ++k) {
+            read.offset = k * stride;
+            const auto ranges = drain(ra.onRead(read));
+            // Only the offset-0 read looks sequential (Linux's initial readahead at index 0).
+            QCOMPARE(ranges.empty(), k != 0);
+            QVERIFY(!ra.strideTrusted());
+        }
+        read.offset = 3 * stride; // the third equal stride
+        const auto ranges = drain(ra.onRead(read));
+        QVERIFY(ra.strideTrusted());
+        QCOMPARE(ra.strideBytes(), stride);
+        // Chunks 4..8 (the initial 64-page window holds 5 whole chunks), not the gaps, split at
+        // multiples of 8 pages.
+        const std::vector<PageRange> expected{
+            {183, 1}, {184, 8}, {192, 4}, // chunk 4: [183, 196)
+            {229, 3}, {232, 8}, {240, 2}, // chunk 5: [229, 242)
+            {275, 5}, {280, 7},           // chunk 6: [275, 287)
+            {321, 7}, {328, 5},           // chunk 7: [321, 333)
+            {367, 1}, {368, 8}, {376, 3}, // chunk 8: [367, 379)
+        };
+        QCOMPARE(ranges, expected);
+        QCOMPARE(ra.windowPages(), 62u);
+        QCOMPARE(ra.marker(), 183u);
+        QCOMPARE(counter(mount, ra_readpage_not_consecutive), 3u);
+
+        // Chunk 4 holds the marker: the next window (x4: 248 pages of whole chunks) goes out
+        // asynchronously, starting at chunk 9.
+        read.offset = 4 * stride;
+        auto plan = ra.onRead(read);
+        QVERIFY(plan.async());
+        QVERIFY(plan.pages() <= 248u && plan.pages() > 248u - 13);
+        QCOMPARE(plan.next()->first, (9 * stride) >> kPageShift);
+        QCOMPARE(counter(mount, ra_async_readahead), 1u);
+        // Chunks 5..8 were read ahead already: nothing new.
+        for (std::uint64_t k = 5; k < 9; ++k) {
+            read.offset = k * stride;
+            QVERIFY(ra.onRead(read).empty());
+        }
+    }
+
+    void wholeFileOnFirstRead()
+    {
+        ReadaheadMount mount(config(64, 64, 2));
+        FileReadahead ra(mount);
+        ReadInfo read;
+        read.offset = 2 * kPageSize;
+        read.length = kPageSize;
+        read.fileSize = kMiB + 100; // 257 pages
+        read.maxPagesPerRpc = 256;
+        read.missingPages = 1;
+        const auto ranges = drain(ra.onRead(read));
+        // After the read first, then before it; split at multiples of 256 pages.
+        QCOMPARE(ranges, (std::vector<PageRange>{{3, 253}, {256, 1}, {0, 2}}));
+        QCOMPARE(counter(mount, ra_readahead_pages), 256u);
+        QCOMPARE(counter(mount, ra_readahead_to_eof), 1u);
+        QCOMPARE(counter(mount, ra_readpage_not_consecutive), 1u);
+        QCOMPARE(counter(mount, ra_misses), 1u);
+        // Everything is read ahead: the rest of the file asks for nothing.
+        read.missingPages = 0;
+        read.readaheadHits = 1;
+        for (PageIndex page = 3; page < 257; ++page) {
+            read.offset = page * kPageSize;
+            QVERIFY(ra.onRead(read).empty());
+        }
+        QCOMPARE(counter(mount, ra_hits), 254u);
+        QCOMPARE(mount.pagesInUse(), 2u);
+    }
+
+    void endOfFile()
+    {
+        ReadaheadMount mount(config(64, 64, 0)); // no whole-file readahead
+        sim::Simulator sim(mount, 0, 1024);
+        const auto empty = sim.addReader(1, 0);
+        QVERIFY(sim.read(empty, 0, kPageSize).empty());
+        QVERIFY(sim.read(empty, kPageSize, kPageSize).empty());
+        QCOMPARE(counter(mount, ra_zero_length_file), 2u);
+
+        const auto reader = sim.addReader(2, 10 * kPageSize);
+        std::vector<Window> windows;
+        for (PageIndex page = 0; page < 11; ++page) { // the last read is past EOF
+            const auto &ranges = sim.read(reader, page * kPageSize, kPageSize);
+            if (!ranges.empty()) {
+                windows.push_back(asWindow(ranges, page != 0));
+            }
+        }
+        // The second window is cut at EOF and leaves no marker.
+        QCOMPARE(windows, (std::vector<Window>{{1, 4, false}, {5, 5, true}}));
+        QCOMPARE(counter(mount, ra_readahead_to_eof), 1u);
+        QCOMPARE(counter(mount, ra_zero_size_window), 1u); // the read past EOF
+        QCOMPARE(counter(mount, ra_readahead_pages), 9u);
+        QCOMPARE(counter(mount, ra_hits), 9u);
+        QCOMPARE(counter(mount, ra_misses), 1u);
+        QCOMPARE(counter(mount, ra_async_readahead), 1u);
+        QCOMPARE(mount.pagesInUse(), 0u);
+    }
+
+    void budgetSharedByFiles()
+    {
+        ReadaheadMount mount(config(1, 1, 0)); // 256 pages for the whole mount
+        FileReadahead a(mount);
+        FileReadahead b(mount);
+        ReadInfo read;
+        read.length = kMiB;
+        read.fileSize = kGiB;
+        read.missingPages = 256;
+        QCOMPARE(a.onRead(read).pages(), 256u);
+        QCOMPARE(b.onRead(read).pages(), 0u); // budget gone
+        QCOMPARE(counter(mount, ra_hit_max_readahead_issue), 1u);
+        QCOMPARE(counter(mount, ra_failed_to_reach_end), 1u);
+
+        // a reads what it read ahead: the budget comes back and a's next window takes it.
+        read.offset = kMiB;
+        read.missingPages = 0;
+        read.readaheadHits = 256;
+        auto plan = a.onRead(read);
+        QVERIFY(plan.async());
+        QCOMPARE(plan.pages(), 256u);
+        // b falls behind its (empty) window and asks synchronously: still nothing left.
+        read.readaheadHits = 0;
+        read.missingPages = 256;
+        QCOMPARE(b.onRead(read).pages(), 0u);
+        QCOMPARE(counter(mount, ra_hit_max_readahead_issue), 2u);
+        QCOMPARE(counter(mount, ra_failed_to_reach_end), 2u);
+        QCOMPARE(counter(mount, ra_readahead_pages), 512u);
+        QCOMPARE(mount.pagesInUse(), 256u);
+
+        // Discards and failed grabs give the budget back too.
+        mount.onDiscarded(200);
+        mount.onFailedGrab(56);
+        QCOMPARE(mount.pagesInUse(), 0u);
+        QCOMPARE(counter(mount, ra_read_but_discarded), 200u);
+        QCOMPARE(counter(mount, ra_failed_grab_cache_page), 56u);
+        QCOMPARE(mount.pressureEvents(), 256u);
+        mount.onFastReadFailed();
+        QCOMPARE(counter(mount, ra_failed_to_fast_read), 1u);
+    }
+
+    void rpcSplitting()
+    {
+        ReadaheadMount mount(config(64, 64, 0));
+        FileReadahead ra(mount);
+        ReadInfo read;
+        read.length = kMiB;
+        read.fileSize = kGiB;
+        read.maxPagesPerRpc = 100;
+        const auto ranges = drain(ra.onRead(read)); // window [256, 1280)
+        QCOMPARE(ranges.size(), 11u);
+        QCOMPARE(ranges.front(), (PageRange{256, 44}));
+        QCOMPARE(ranges[1], (PageRange{300, 100}));
+        QCOMPARE(ranges.back(), (PageRange{1200, 80}));
+        PageIndex next = 256;
+        for (const auto &range : ranges) {
+            QCOMPARE(range.first, next);
+            QVERIFY(range.count <= 100);
+            next = range.end();
+        }
+        QCOMPARE(next, 1280u);
+    }
+
+    void missInsideWindow()
+    {
+        ReadaheadMount mount(config(64, 64, 0));
+        FileReadahead ra(mount);
+        ReadInfo read;
+        read.length = kPageSize;
+        read.fileSize = kGiB;
+        read.missingPages = 1;
+        QCOMPARE(ra.onRead(read).pages(), 4u); // [1, 5)
+        // Page 1 was read ahead but is not cached (discarded or still in flight).
+        read.offset = kPageSize;
+        QCOMPARE(ra.onRead(read).pages(), 16u);
+        QCOMPARE(counter(mount, ra_misses), 2u);
+        QCOMPARE(counter(mount, ra_miss_inside_window), 1u);
+    }
+
+    void pressureClampsWindow()
+    {
+        ReadaheadMount mount(config(64, 64, 0));
+        FileReadahead ra(mount);
+        ReadInfo read;
+        read.length = kMiB;
+        read.fileSize = kGiB;
+        read.cacheRoom = 400; // one window may take a quarter of the room
+        QCOMPARE(ra.onRead(read).pages(), 100u);
+        QCOMPARE(counter(mount, ra_failed_to_reach_end), 1u);
+        read.offset = kMiB;
+        read.cacheRoom = 3; // nothing fits
+        QVERIFY(ra.onRead(read).empty());
+        QCOMPARE(counter(mount, ra_zero_size_window), 1u);
+        QCOMPARE(counter(mount, ra_failed_to_reach_end), 2u);
+
+        // Discards halve the window a file may issue.
+        ReadaheadMount aware(config(64, 64, 0));
+        FileReadahead f(aware);
+        read.offset = 0;
+        read.cacheRoom = ReadInfo::kRoomUnknown;
+        QCOMPARE(f.onRead(read).pages(), 1024u);
+        aware.onDiscarded(10);
+        read.offset = kMiB; // marker: wants 2048
+        QCOMPARE(f.onRead(read).pages(), 512u);
+        QCOMPARE(f.pressureCap(), 640u); // 512 issued, then grown back by a quarter
+    }
+
+    void paramsBinding()
+    {
+        params::Registry registry;
+        ReadaheadMount mount;
+        {
+            params::ParamGroup group(registry);
+            QVERIFY(bindReadaheadParams(mount, group, "fs0").ok());
+            const std::vector<params::Assignment> batch{
+                {"llite.fs0.max_read_ahead_mb", "128"},
+                {"llite.fs0.max_read_ahead_per_file_mb", "32"},
+                {"llite.fs0.max_read_ahead_whole_mb", "4"},
+            };
+            QVERIFY(registry.set(batch, "test").status.ok());
+            QCOMPARE(mount.maxReadAheadMb(), 128u);
+            QCOMPARE(mount.maxReadAheadPerFileMb(), 32u);
+            QCOMPARE(mount.maxReadAheadWholeMb(), 4u);
+            mount.stats().add(ra_hits, 5);
+            auto stats = registry.get("llite.fs0.read_ahead_stats");
+            QVERIFY(stats.ok());
+            QVERIFY(stats->front().value.find("hits                      5 samples [pages]") !=
+                    std::string::npos);
+            const std::vector<params::Assignment> clear{{"llite.fs0.read_ahead_stats", "clear"}};
+            QVERIFY(registry.set(clear, "test").status.ok());
+            QCOMPARE(counter(mount, ra_hits), 0u);
+        }
+        QVERIFY(!registry.get("llite.fs0.max_read_ahead_mb").ok()); // group gone
+    }
+
+    void noAllocationPerRead()
+    {
+        ReadaheadMount mount(config(64, 64, 0));
+        FileReadahead seq(mount);
+        FileReadahead stride(mount);
+        ReadInfo read;
+        read.length = kPageSize;
+        read.fileSize = kGiB;
+        read.maxPagesPerRpc = 64;
+        mount.stats().add(ra_hits, 0); // this thread's counter shard picked before arming
+        std::uint64_t planned = 0;
+        g_allocations = 0;
+        g_countAllocations = true;
+        for (PageIndex page = 0; page < 20000; ++page) {
+            read.offset = page * kPageSize;
+            read.readaheadHits = page == 0 ? 0 : 1;
+            auto plan = seq.onRead(read);
+            while (auto range = plan.next()) {
+                planned += range->count;
+            }
+        }
+        read.length = kTransfer;
+        read.readaheadHits = 0;
+        for (std::uint64_t k = 0; k < 2000; ++k) {
+            read.offset = k * 16 * kTransfer;
+            auto plan = stride.onRead(read);
+            while (auto range = plan.next()) {
+                planned += range->count;
+            }
+            mount.release(plan.pages());
+        }
+        g_countAllocations = false;
+        QCOMPARE(g_allocations.load(), 0L);
+        QVERIFY(planned > 20000);
+        QVERIFY(stride.strideTrusted());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestReadahead)
+#include "test_readahead.moc"
