@@ -1,6 +1,7 @@
 // Mounting, and the namespace operations applied across every target of the mount.
 #include <lutra/client.h>
 
+#include "client/engine.h"
 #include "client/jobid.h"
 #include "client/layout.h"
 #include "client/rpc_session.h"
@@ -48,6 +49,7 @@ struct Mount::Impl {
     std::vector<std::unique_ptr<RpcSession>> sessions; // index = stripe target
     StripeLayout layout;
     JobIds jobs;
+    std::unique_ptr<Engine> engine;
     std::unique_ptr<params::ParamGroup> paramGroup; // destroyed first: bindings point here
     std::string category;
 
@@ -109,8 +111,51 @@ struct Mount::Impl {
 struct File::Impl {
     Mount::Impl *mount = nullptr;
     std::string path;
-    std::vector<std::uint64_t> handles; // per target
+    std::vector<std::uint64_t> handles;   // per target
+    std::vector<std::uint64_t> objectIds; // per target
+    FileData data;
     bool closed = false;
+
+    // The file size as this client knows it: the largest implied by any stripe object.
+    std::uint64_t knownSize() const
+    {
+        std::uint64_t size = 0;
+        for (std::size_t t = 0; t < data.objects.size(); ++t) {
+            size = std::max(size, mount->layout.fileSizeFrom(static_cast<std::uint32_t>(t),
+                                                             data.objects[t]->size.load()));
+        }
+        return size;
+    }
+    // Asks the targets for their object sizes (another client may have written). Read locks
+    // are taken first, as Lustre's glimpse does: a writer caching dirty pages under a PW lock
+    // gets its blocking callback, writes back, and only then is the size on the target true.
+    Status refreshSizes()
+    {
+        const std::string job(mount->jobs.current());
+        const engine::JobTag tag = mount->jobs.tag(job);
+        std::vector<locks::LockRef> held;
+        for (std::size_t t = 0; t < data.keys.size(); ++t) {
+            auto lock =
+                mount->engine->targets[t]->locks->acquire(data.keys[t], locks::LockMode::PR, tag);
+            if (!lock) {
+                return lock.status().withContext("stat " + path + " on " + mount->where(t));
+            }
+            held.push_back(std::move(lock).value());
+        }
+        protocol::StatRequest request;
+        request.path = path;
+        for (std::size_t t = 0; t < mount->sessions.size(); ++t) {
+            auto reply = mount->sessions[t]->call(request, job, mount->deadline());
+            if (!reply) {
+                return reply.status().withContext("stat " + path + " on " + mount->where(t));
+            }
+            std::uint64_t known = data.objects[t]->size.load();
+            while (reply->attr.size > known &&
+                   !data.objects[t]->size.compare_exchange_weak(known, reply->attr.size)) {
+            }
+        }
+        return {};
+    }
 };
 
 Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
@@ -171,6 +216,20 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
     if (auto status = impl->jobs.publish(*impl->paramGroup); !status) {
         return status.withContext("mount " + options.fsName);
     }
+    std::vector<RpcSession *> sessions;
+    for (auto &session : impl->sessions) {
+        sessions.push_back(session.get());
+    }
+    Engine::Options engineOptions;
+    engineOptions.fsName = options.fsName;
+    engineOptions.rpcTimeout = options.rpcTimeout;
+    auto engine = Engine::create(engineOptions, std::move(sessions), impl->jobs,
+                                 *impl->transports.begin()->second, *impl->paramGroup);
+    if (!engine) {
+        impl->paramGroup.reset();
+        return engine.status().withContext("mount " + options.fsName);
+    }
+    impl->engine = std::move(engine).value();
     log::info(impl->category, "mounted " + std::to_string(impl->sessions.size()) +
                                   " targets, stripe size " + std::to_string(options.stripeSize));
     return std::unique_ptr<Mount>(new Mount(std::move(impl)));
@@ -181,6 +240,7 @@ Mount::Mount(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 Mount::~Mount()
 {
     m_impl->paramGroup.reset();
+    m_impl->engine.reset();   // cancels cached locks, dropping their pages
     m_impl->sessions.clear(); // before the transports they use
 }
 
@@ -296,6 +356,9 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
             close.handle = file->handles[t];
             (void)impl.sessions[t]->call(close, "lutra.undo", impl.deadline());
         }
+        for (std::size_t t = 0; t < file->objectIds.size(); ++t) {
+            impl.engine->targets[t]->closed(file->objectIds[t]);
+        }
     };
     for (std::size_t t = 0; t < impl.sessions.size(); ++t) {
         std::uint64_t handle = 0;
@@ -312,6 +375,9 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
                                                   impl.where(t));
             }
             handle = reply->handle;
+            file->objectIds.push_back(reply->attr.objectId);
+            file->data.objects.push_back(impl.engine->targets[t]->opened(
+                reply->attr.objectId, reply->handle, reply->attr.size));
         } else {
             protocol::OpenRequest open;
             open.path = path;
@@ -329,8 +395,13 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
                               "open " + std::string(path) + ": is a directory");
             }
             handle = reply->handle;
+            file->objectIds.push_back(reply->attr.objectId);
+            file->data.objects.push_back(impl.engine->targets[t]->opened(
+                reply->attr.objectId, reply->handle, reply->attr.size));
         }
         file->handles.push_back(handle);
+        file->data.keys.push_back({static_cast<std::uint32_t>(t), file->objectIds.back()});
+        file->data.readahead.emplace_back(impl.engine->readahead);
     }
     return std::make_unique<File>(std::move(file));
 }
@@ -358,7 +429,7 @@ Status File::close()
     }
     m_impl->closed = true;
     Mount::Impl &mount = *m_impl->mount;
-    Status first;
+    Status first = fsync(); // write-back on close: nothing written is lost
     for (std::size_t t = 0; t < m_impl->handles.size(); ++t) {
         protocol::CloseRequest close;
         close.handle = m_impl->handles[t];
@@ -366,6 +437,7 @@ Status File::close()
         if (!reply && first.ok()) {
             first = reply.status().withContext("close " + m_impl->path + " on " + mount.where(t));
         }
+        mount.engine->targets[t]->closed(m_impl->objectIds[t]);
     }
     return first;
 }
@@ -378,6 +450,10 @@ Result<FileAttr> File::stat()
 Status File::truncate(std::uint64_t size)
 {
     Mount::Impl &mount = *m_impl->mount;
+    // Write back first, so nothing dirty lands past the new end afterwards.
+    if (auto status = fsync(); !status) {
+        return status;
+    }
     const std::string job(mount.jobs.current());
     for (std::size_t t = 0; t < mount.sessions.size(); ++t) {
         protocol::TruncateRequest request;
@@ -386,6 +462,87 @@ Status File::truncate(std::uint64_t size)
         auto reply = mount.sessions[t]->call(request, job, mount.deadline());
         if (!reply) {
             return reply.status().withContext("truncate " + m_impl->path + " on " + mount.where(t));
+        }
+        m_impl->data.objects[t]->size = request.size;
+        (void)mount.engine->cache.releaseObject(m_impl->data.keys[t]); // stale tail pages
+    }
+    return {};
+}
+
+Result<std::size_t> File::pread(std::span<std::byte> out, std::uint64_t offset)
+{
+    Impl &file = *m_impl;
+    Mount::Impl &mount = *file.mount;
+    if (offset + out.size() > file.knownSize()) {
+        if (auto status = file.refreshSizes(); !status) {
+            return status;
+        }
+    }
+    const std::uint64_t size = file.knownSize();
+    if (offset >= size) {
+        return std::size_t{0};
+    }
+    const std::uint64_t length = std::min<std::uint64_t>(out.size(), size - offset);
+    std::uint64_t done = 0;
+    while (done < length) {
+        const auto piece = mount.layout.pieceAt(offset + done, length - done);
+        auto span = out.subspan(done, piece.length);
+        auto got = mount.engine->readObject(file.data, piece.target, piece.objectOffset, span);
+        if (!got) {
+            return got.status().withContext(file.path);
+        }
+        // Short inside the file: a hole in this stripe object, which reads as zeros.
+        std::fill(span.begin() + static_cast<std::ptrdiff_t>(*got), span.end(), std::byte{0});
+        done += piece.length;
+    }
+    return static_cast<std::size_t>(length);
+}
+
+Result<std::size_t> File::pwrite(std::span<const std::byte> in, std::uint64_t offset)
+{
+    Impl &file = *m_impl;
+    Mount::Impl &mount = *file.mount;
+    std::uint64_t done = 0;
+    while (done < in.size()) {
+        const auto piece = mount.layout.pieceAt(offset + done, in.size() - done);
+        auto wrote = mount.engine->writeObject(file.data, piece.target, piece.objectOffset,
+                                               in.subspan(done, piece.length));
+        if (!wrote) {
+            return wrote.status().withContext(file.path);
+        }
+        done += piece.length;
+    }
+    return in.size();
+}
+
+Result<std::size_t> File::read(std::span<std::byte> out)
+{
+    auto got = pread(out, m_impl->data.position.load());
+    if (got) {
+        m_impl->data.position += *got;
+    }
+    return got;
+}
+
+Result<std::size_t> File::write(std::span<const std::byte> in)
+{
+    auto wrote = pwrite(in, m_impl->data.position.load());
+    if (wrote) {
+        m_impl->data.position += *wrote;
+    }
+    return wrote;
+}
+
+Status File::fsync()
+{
+    Impl &file = *m_impl;
+    Mount::Impl &mount = *file.mount;
+    const std::string job(mount.jobs.current());
+    for (std::size_t t = 0; t < file.data.objects.size(); ++t) {
+        auto written = mount.engine->writeBack(*mount.engine->targets[t], file.data.keys[t],
+                                               *file.data.objects[t], job);
+        if (!written) {
+            return written.status().withContext("fsync " + file.path + " on " + mount.where(t));
         }
     }
     return {};

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,7 +65,18 @@ public:
     const std::string &path() const noexcept;
     Result<FileAttr> stat();
     Status truncate(std::uint64_t size);
-    Status close(); // explicit close reports errors; the destructor then does nothing
+
+    // Data goes through the client's page cache, with readahead, under PR/PW locks that keep
+    // clients coherent. Reads past the end are short; holes read as zeros.
+    Result<std::size_t> pread(std::span<std::byte> out, std::uint64_t offset);
+    Result<std::size_t> pwrite(std::span<const std::byte> in, std::uint64_t offset);
+    // At the file position, which they advance.
+    Result<std::size_t> read(std::span<std::byte> out);
+    Result<std::size_t> write(std::span<const std::byte> in);
+    // Returns once every byte written so far is durable on its target.
+    Status fsync();
+
+    Status close(); // writes back, then closes; errors reported; the destructor then does nothing
 
     struct Impl;
     explicit File(std::unique_ptr<Impl> impl);

@@ -1,0 +1,118 @@
+#pragma once
+// The client engine: where a mount's reads and writes meet the page cache, readahead, the lock
+// namespaces and the bulk RPC engines of its targets. Files are striped; everything here works
+// on one stripe object at a time (an ObjectKey: target index + object id on that target).
+//
+// Coherence: a page is cached only under a lock of its object (PR to read, PW to write) and
+// carries the lock's handle as its cookie; cancelling a lock — for any reason — writes back its
+// dirty pages and drops its pages. So a cached page is valid data, and the fast read path can
+// copy it without taking a lock (LU-9749).
+
+#include <lutra/status.h>
+
+#include "client/jobid.h"
+#include "client/osc.h"
+#include "client/rpc_session.h"
+#include "core/cache/page_cache.h"
+#include "core/locks/lock_namespace.h"
+#include "core/readahead/readahead.h"
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace lutra::client {
+
+// A stripe object this client has open.
+struct ObjectState {
+    std::uint64_t handle = 0;           // open handle on its target
+    std::atomic<std::uint64_t> size{0}; // bytes, as far as this client knows
+    std::uint32_t opens = 0;            // open files using it (guarded by the target's mutex)
+    std::mutex writeback;               // one write-back of this object at a time
+};
+
+class Engine;
+
+// One target of the mount: its session, bulk RPC engine, lock namespace and open objects.
+class TargetContext final : public locks::LockRpc {
+public:
+    TargetContext(Engine &engine, std::uint32_t index, RpcSession &session);
+    ~TargetContext() override;
+
+    Result<locks::Grant> enqueue(const engine::ObjectKey &key, locks::LockMode mode,
+                                 engine::JobTag job) override;
+    Status cancel(const engine::ObjectKey &key, locks::RemoteHandle handle) override;
+
+    std::shared_ptr<ObjectState> object(std::uint64_t objectId);
+    // Registers an open of `objectId` through `handle`; returns the shared state.
+    std::shared_ptr<ObjectState> opened(std::uint64_t objectId, std::uint64_t handle,
+                                        std::uint64_t size);
+    void closed(std::uint64_t objectId);
+
+    Engine &engine;
+    const std::uint32_t index;
+    RpcSession &session;
+    std::unique_ptr<Osc> osc;
+    std::unique_ptr<locks::LockNamespace> locks;
+
+private:
+    std::mutex m_mutex;
+    std::unordered_map<std::uint64_t, std::shared_ptr<ObjectState>> m_objects;
+};
+
+// Per open file: its stripe objects and its readahead state.
+struct FileData {
+    std::vector<engine::ObjectKey> keys; // per target
+    std::vector<std::shared_ptr<ObjectState>> objects;
+    std::mutex readaheadMutex;
+    std::vector<readahead::FileReadahead> readahead; // per stripe object
+    std::atomic<std::uint64_t> position{0};          // for read()/write()
+    std::uint64_t prevPos = cache::kNoPosition;      // the fast path's stream hint
+};
+
+class Engine {
+public:
+    struct Options {
+        std::string fsName;
+        std::size_t maxCachedMb = 1024;
+        std::chrono::milliseconds rpcTimeout{30000};
+    };
+
+    // Builds the engine over the mount's sessions (one per target, in stripe order) and
+    // publishes its parameters into `group`, which must be destroyed before the engine.
+    static Result<std::unique_ptr<Engine>> create(Options options,
+                                                  std::vector<RpcSession *> sessions, JobIds &jobs,
+                                                  transport::Transport &registrar,
+                                                  params::ParamGroup &group);
+    ~Engine(); // files must be closed
+
+    // Reads [offset, offset + out.size()) of one stripe object into `out` (object bytes past its
+    // known end read as short).
+    Result<std::size_t> readObject(FileData &file, std::uint32_t target, std::uint64_t offset,
+                                   std::span<std::byte> out);
+    Result<std::size_t> writeObject(FileData &file, std::uint32_t target, std::uint64_t offset,
+                                    std::span<const std::byte> in);
+    // Writes back every dirty page of the object (fsync, close, dirty limit, lock cancel).
+    Result<std::uint64_t> writeBack(TargetContext &target, const engine::ObjectKey &key,
+                                    ObjectState &object, std::string_view job);
+
+    std::vector<std::unique_ptr<TargetContext>> targets;
+    cache::PageCache cache;
+    readahead::ReadaheadMount readahead;
+    JobIds &jobs;
+    const Options options;
+
+private:
+    friend class TargetContext;
+    Engine(Options options, JobIds &jobs, transport::Transport &registrar);
+    locks::CancelOutcome onCancel(TargetContext &target, const locks::CancelInfo &info);
+    // Fills the not-uptodate locked pages of `pages` (ascending, contiguous runs) from the
+    // target, marking them uptodate under `lockHandle`; waits for every RPC.
+    Status fill(TargetContext &target, ObjectState &object, std::span<cache::PageRef> pages,
+                std::uint64_t lockHandle, std::string_view job);
+    transport::Deadline deadline() const { return transport::deadlineIn(options.rpcTimeout); }
+    transport::Transport &m_registrar; // registers the page pool's chunks
+};
+
+} // namespace lutra::client

@@ -1,0 +1,403 @@
+#include "client/osc.h"
+
+#include "core/params/catalog.h"
+
+#include <algorithm>
+#include <system_error>
+#include <variant>
+
+namespace lutra::client {
+
+namespace {
+
+// Which Osc's RPC thread this is, if any: a completion that submits must never wait for a record
+// only another completion could free.
+thread_local const void *t_rpcThreadOf = nullptr;
+
+OscRpcStats::Direction directionOf(bool write) noexcept
+{
+    return write ? OscRpcStats::write : OscRpcStats::read;
+}
+
+} // namespace
+
+Result<std::unique_ptr<Osc>> Osc::create(RpcSession &session, params::ParamGroup &group,
+                                         Options options)
+{
+    std::string target = options.target.empty() ? session.negotiated().targetName : options.target;
+    if (target.empty()) {
+        return Status(Errc::invalid_argument, "osc: no target name given or negotiated");
+    }
+    if (session.negotiated().maxBulkBytes < kPageBytes) {
+        return Status(Errc::failed_precondition,
+                      "osc." + target + ": the session negotiated no room for one bulk page");
+    }
+    options.requestSlots = std::max(options.requestSlots, kMaxRpcsInFlight);
+    std::unique_ptr<Osc> osc(new Osc(session, std::move(options), std::move(target)));
+    if (Status status = osc->publish(group); !status.ok()) {
+        return status;
+    }
+    return osc;
+}
+
+Osc::Osc(RpcSession &session, Options options, std::string target)
+    : m_session(session), m_options(std::move(options)), m_target(std::move(target)),
+      m_pagesLimit(std::min<std::uint32_t>(session.negotiated().maxBulkBytes / kPageBytes,
+                                           protocol::kMaxBulkPages)),
+      m_maxPagesPerRpc(std::min<std::uint32_t>(1024, m_pagesLimit))
+{
+    m_records = std::make_unique<Request[]>(m_options.requestSlots);
+    for (std::uint32_t i = m_options.requestSlots; i > 0; --i) {
+        m_records[i - 1].next = m_free;
+        m_free = &m_records[i - 1];
+    }
+    m_threads.reserve(kMaxRpcsInFlight);
+}
+
+Osc::~Osc()
+{
+    Request *queued = nullptr;
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopping = true;
+        queued = takeQueueLocked();
+    }
+    m_workAvailable.notify_all();
+    m_recordFreed.notify_all();
+    failAll(queued, Status(Errc::cancelled, "osc." + m_target + ": shut down"));
+    for (std::thread &thread : m_threads) {
+        thread.join();
+    }
+}
+
+Status Osc::publish(params::ParamGroup &group)
+{
+    for (params::Spec &spec : params::catalog::oscSpecs(m_target)) {
+        const std::string_view leaf = params::leafName(spec.name);
+        params::Binding binding;
+        if (leaf == "max_pages_per_rpc") {
+            // The session's negotiated bulk size is the real ceiling.
+            spec.max = std::min<std::int64_t>(spec.max, m_pagesLimit);
+            spec.defaultValue = std::int64_t{std::min<std::uint32_t>(1024, m_pagesLimit)};
+            binding.read = [this] { return params::Value(std::int64_t{maxPagesPerRpc()}); };
+            binding.apply = [this](const params::Value &value) {
+                m_maxPagesPerRpc.store(static_cast<std::uint32_t>(std::get<std::int64_t>(value)),
+                                       std::memory_order_relaxed);
+                return Status{};
+            };
+        } else if (leaf == "max_rpcs_in_flight") {
+            binding.read = [this] { return params::Value(std::int64_t{maxRpcsInFlight()}); };
+            binding.apply = [this](const params::Value &value) {
+                {
+                    // Under the dispatch lock so no RPC thread misses the raise.
+                    std::lock_guard lock(m_mutex);
+                    m_maxRpcsInFlight.store(
+                        static_cast<std::uint32_t>(std::get<std::int64_t>(value)),
+                        std::memory_order_relaxed);
+                    growPoolLocked();
+                }
+                m_workAvailable.notify_all();
+                return Status{};
+            };
+        } else if (leaf == "max_dirty_mb") {
+            binding.read = [this] {
+                return params::Value(
+                    static_cast<std::int64_t>(m_maxDirtyMb.load(std::memory_order_relaxed)));
+            };
+            binding.apply = [this](const params::Value &value) {
+                m_maxDirtyMb.store(static_cast<std::uint64_t>(std::get<std::int64_t>(value)),
+                                   std::memory_order_relaxed);
+                return Status{};
+            };
+        } else if (leaf == "checksums") {
+            binding.read = [this] {
+                return params::Value(std::int64_t{m_checksums.load(std::memory_order_relaxed)});
+            };
+            binding.apply = [this](const params::Value &value) {
+                m_checksums.store(std::get<std::int64_t>(value) != 0, std::memory_order_relaxed);
+                return Status{};
+            };
+        } else if (leaf == "checksum_type") {
+            // crc32c is the only algorithm: nothing to switch.
+            binding.read = [] { return params::Value(std::int64_t{0}); };
+            binding.apply = [](const params::Value &) { return Status{}; };
+        } else {
+            continue;
+        }
+        if (Status status = group.add(std::move(spec), std::move(binding)); !status.ok()) {
+            return status;
+        }
+    }
+    return group.addStats("osc." + m_target + ".rpc_stats",
+                          std::string(params::catalog::kRpcStatsHelp), m_stats);
+}
+
+bool Osc::checksumsEffective() const noexcept
+{
+    return m_checksums.load(std::memory_order_relaxed) &&
+           (m_session.negotiated().features & protocol::kFeatureChecksums) != 0;
+}
+
+Status Osc::submitRead(std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
+                       std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
+                       std::string_view jobId, OscCompletion completion,
+                       transport::Deadline admission)
+{
+    return submit(Op::read, handle, firstPage, pageCount, lastPageBytes, segments, jobId,
+                  completion, admission);
+}
+
+Status Osc::submitWrite(std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
+                        std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
+                        std::string_view jobId, OscCompletion completion,
+                        transport::Deadline admission)
+{
+    return submit(Op::write, handle, firstPage, pageCount, lastPageBytes, segments, jobId,
+                  completion, admission);
+}
+
+Status Osc::validate(Op op, std::uint64_t firstPage, std::uint32_t pageCount,
+                     std::uint16_t lastPageBytes,
+                     std::span<const transport::Segment> segments) const
+{
+    const auto where = [&] {
+        return "osc." + m_target + ": " + (op == Op::read ? "read" : "write") + " of " +
+               std::to_string(pageCount) + " pages at page " + std::to_string(firstPage);
+    };
+    if (pageCount == 0 || lastPageBytes == 0 || lastPageBytes > kPageBytes) {
+        return Status(Errc::invalid_argument,
+                      where() + ": needs 1 or more pages and a last page of 1..4096 bytes");
+    }
+    if (firstPage > (std::uint64_t{1} << 51)) {
+        return Status(Errc::invalid_argument, where() + ": offset beyond 2^63 bytes");
+    }
+    const std::uint32_t limit = maxPagesPerRpc();
+    if (pageCount > limit) {
+        return Status(Errc::out_of_range,
+                      where() + ": more than max_pages_per_rpc=" + std::to_string(limit) +
+                          " (split the run with forEachRpc)");
+    }
+    const std::uint64_t bytes = std::uint64_t{pageCount - 1} * kPageBytes + lastPageBytes;
+    std::uint64_t available = 0;
+    std::size_t needed = 0;
+    while (needed < segments.size() && available < bytes) {
+        available += segments[needed++].length;
+    }
+    if (available < bytes || needed > transport::kMaxBulkSegments) {
+        return Status(Errc::invalid_argument,
+                      where() + ": " + std::to_string(needed) + " segments of " +
+                          std::to_string(available) + " bytes for " + std::to_string(bytes) +
+                          " bytes (at most " + std::to_string(transport::kMaxBulkSegments) +
+                          " segments)");
+    }
+    return {};
+}
+
+Status Osc::submit(Op op, std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
+                   std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
+                   std::string_view jobId, OscCompletion &completion, transport::Deadline admission)
+{
+    if (!completion) {
+        return Status(Errc::invalid_argument,
+                      "osc." + m_target + ": submission without completion");
+    }
+    if (Status status = validate(op, firstPage, pageCount, lastPageBytes, segments); !status.ok()) {
+        return status;
+    }
+    if (t_rpcThreadOf == this) {
+        admission = transport::noWait();
+    }
+    std::unique_lock lock(m_mutex);
+    const auto admissible = [&] {
+        return m_stopping || !m_lostReason.empty() || m_free != nullptr;
+    };
+    if (admission == transport::Deadline::max()) {
+        m_recordFreed.wait(lock, admissible);
+    } else if (!m_recordFreed.wait_until(lock, admission, admissible)) {
+        return Status(Errc::resource_exhausted, "osc." + m_target + ": all " +
+                                                    std::to_string(m_options.requestSlots) +
+                                                    " request records busy");
+    }
+    if (m_stopping) {
+        return Status(Errc::unavailable, "osc." + m_target + ": shutting down");
+    }
+    if (!m_lostReason.empty()) {
+        return Status(Errc::unavailable, "osc." + m_target + ": " + m_lostReason);
+    }
+    Request *request = std::exchange(m_free, m_free->next);
+    request->next = nullptr;
+    request->op = op;
+    request->handle = handle;
+    request->firstPage = firstPage;
+    request->pageCount = pageCount;
+    request->lastPageBytes = lastPageBytes;
+    request->segments = segments;
+    request->jobId = jobId;
+    request->completion = std::move(completion);
+    if (m_queueTail != nullptr) {
+        m_queueTail->next = request;
+    } else {
+        m_queueHead = request;
+    }
+    m_queueTail = request;
+    ++m_queued;
+    ++m_outstanding;
+    m_stats.addPendingPages(directionOf(op == Op::write), pageCount);
+    growPoolLocked();
+    const bool canStart = m_inFlight < maxRpcsInFlight();
+    lock.unlock();
+    if (canStart) {
+        m_workAvailable.notify_one();
+    }
+    return {};
+}
+
+void Osc::growPoolLocked()
+{
+    // One thread per RPC in flight: grow while work waits for a thread the limit would allow.
+    const std::size_t wanted = std::min<std::size_t>(maxRpcsInFlight(), kMaxRpcsInFlight);
+    while (!m_stopping && m_idleThreads < m_queued && m_threads.size() < wanted) {
+        try {
+            m_threads.emplace_back([this] { workerLoop(); });
+            ++m_idleThreads;
+        } catch (const std::system_error &) {
+            return; // out of threads: the ones running keep draining the queue
+        }
+    }
+}
+
+Osc::Request *Osc::takeQueueLocked() noexcept
+{
+    Request *head = std::exchange(m_queueHead, nullptr);
+    m_queueTail = nullptr;
+    for (Request *request = head; request != nullptr; request = request->next) {
+        m_stats.addPendingPages(directionOf(request->op == Op::write),
+                                -std::int64_t{request->pageCount});
+    }
+    m_queued = 0;
+    return head;
+}
+
+void Osc::releaseLocked(Request *request) noexcept
+{
+    request->segments = {};
+    request->jobId = {};
+    request->next = m_free;
+    m_free = request;
+}
+
+void Osc::failAll(Request *head, const Status &status)
+{
+    while (head != nullptr) {
+        Request *request = head;
+        head = head->next;
+        OscCompletion completion = std::move(request->completion);
+        {
+            std::lock_guard lock(m_mutex);
+            releaseLocked(request);
+        }
+        m_recordFreed.notify_one();
+        completion(status, 0);
+        completion.reset();
+        finished(1);
+    }
+}
+
+void Osc::finished(std::uint32_t count) noexcept
+{
+    bool idle = false;
+    {
+        std::lock_guard lock(m_mutex);
+        m_outstanding -= count;
+        idle = m_outstanding == 0;
+    }
+    if (idle) {
+        m_idle.notify_all();
+    }
+}
+
+Result<std::uint32_t> Osc::execute(const Request &request) noexcept
+{
+    const std::uint64_t offset = request.firstPage * kPageBytes;
+    const transport::Deadline deadline = transport::deadlineIn(m_options.rpcTimeout);
+    const bool checksums = checksumsEffective();
+    if (request.op == Op::read) {
+        return m_session.read(request.handle, offset, request.pageCount, request.lastPageBytes,
+                              request.segments, checksums, request.jobId, deadline);
+    }
+    return m_session.write(request.handle, offset, request.pageCount, request.lastPageBytes,
+                           request.segments, checksums, request.jobId, deadline);
+}
+
+void Osc::workerLoop() noexcept
+{
+    t_rpcThreadOf = this;
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+        m_workAvailable.wait(lock, [&] {
+            return m_stopping || (m_queueHead != nullptr && m_inFlight < maxRpcsInFlight());
+        });
+        if (m_queueHead == nullptr) {
+            return; // stopping: the destructor failed what was queued
+        }
+        Request *request = std::exchange(m_queueHead, m_queueHead->next);
+        if (m_queueHead == nullptr) {
+            m_queueTail = nullptr;
+        }
+        --m_queued;
+        --m_idleThreads;
+        const bool write = request->op == Op::write;
+        const OscRpcStats::Direction direction = directionOf(write);
+        ++m_inFlight;
+        // Tallied after counting itself, as Lustre's osc_build_rpc does.
+        const std::uint32_t inFlight = ++m_inFlightByOp[direction];
+        m_stats.addPendingPages(direction, -std::int64_t{request->pageCount});
+        m_stats.addInFlight(direction, 1);
+        lock.unlock();
+
+        m_stats.recordRpc(direction, request->pageCount, inFlight, request->firstPage);
+        Result<std::uint32_t> result = execute(*request);
+        const Status status = result.status();
+        const std::uint32_t bytes = result.ok() ? *result : 0;
+        OscCompletion completion = std::move(request->completion);
+
+        lock.lock();
+        --m_inFlight;
+        --m_inFlightByOp[direction];
+        ++m_idleThreads;
+        m_stats.addInFlight(direction, -1);
+        releaseLocked(request);
+        Request *failed = nullptr;
+        if (status.code() == Errc::unavailable && !m_session.connected() && m_lostReason.empty()) {
+            // The session is gone for good: nothing queued can succeed, fail it all now.
+            m_lostReason = status.message();
+        }
+        if (!m_lostReason.empty()) {
+            failed = takeQueueLocked();
+        }
+        const bool more = m_queueHead != nullptr && m_inFlight < maxRpcsInFlight();
+        const std::string lostReason = failed != nullptr ? m_lostReason : std::string();
+        lock.unlock();
+        m_recordFreed.notify_all();
+        if (more) {
+            m_workAvailable.notify_one();
+        }
+
+        completion(status, bytes);
+        completion.reset();
+        finished(1);
+        if (failed != nullptr) {
+            failAll(failed,
+                    Status(Errc::unavailable, "osc." + m_target + ": session lost: " + lostReason));
+        }
+        lock.lock();
+    }
+}
+
+bool Osc::waitIdle(transport::Deadline deadline)
+{
+    std::unique_lock lock(m_mutex);
+    return m_idle.wait_until(lock, deadline, [&] { return m_outstanding == 0; });
+}
+
+} // namespace lutra::client

@@ -1,0 +1,471 @@
+// The osc bulk RPC engine against lutra-target as a real process, over the real tcp plugin:
+// 64 MiB written and read back through many asynchronous, checksummed submissions, the
+// max_rpcs_in_flight and max_pages_per_rpc tunables changed through the registry and seen in
+// rpc_stats, an error reply reaching its completion, and the target killed mid-stream.
+#include "client/osc.h"
+#include "client/rpc_session.h"
+#include "core/params/registry.h"
+#include "target_process.h"
+#include "transport/loader.h"
+
+#include <QTest>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+using namespace lutra;
+using namespace std::chrono_literals;
+using client::Osc;
+using client::OscRpcStats;
+using client::PageRun;
+using client::RpcSession;
+using tools::TargetProcess;
+using tools::TempDir;
+
+namespace {
+
+constexpr std::size_t kPage = 4096;
+
+transport::Deadline soon()
+{
+    return transport::deadlineIn(30s);
+}
+
+std::vector<std::byte> pattern(std::size_t size, unsigned seed)
+{
+    std::vector<std::byte> bytes(size);
+    for (std::size_t i = 0; i < size; ++i) {
+        bytes[i] = static_cast<std::byte>(((i >> 12) * 31 + i * 7 + seed * 13) & 0xff);
+    }
+    return bytes;
+}
+
+template <typename Predicate> bool eventually(Predicate predicate, std::chrono::milliseconds limit)
+{
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (predicate()) {
+            return true;
+        }
+        std::this_thread::sleep_for(5ms);
+    }
+    return predicate();
+}
+
+// Counts completions and remembers the first failure; what the tests wait on.
+struct Tally {
+    std::atomic<std::uint32_t> done{0};
+    std::atomic<std::uint64_t> bytes{0};
+    std::atomic<std::uint32_t> failed{0};
+    std::atomic<std::uint32_t> unavailable{0};
+    std::mutex mutex;
+    Status firstError;
+
+    client::OscCompletion completion()
+    {
+        return [this](const Status &status, std::uint32_t moved) {
+            if (!status.ok()) {
+                failed.fetch_add(1);
+                if (status.code() == Errc::unavailable) {
+                    unavailable.fetch_add(1);
+                }
+                std::lock_guard lock(mutex);
+                if (firstError.ok()) {
+                    firstError = status;
+                }
+            }
+            bytes.fetch_add(moved);
+            done.fetch_add(1);
+        };
+    }
+    bool waitFor(std::uint32_t count) const
+    {
+        return eventually([&] { return done.load() >= count; }, 60s);
+    }
+};
+
+} // namespace
+
+class TestOsc : public QObject {
+    Q_OBJECT
+
+    std::optional<TempDir> m_dir;
+    std::unique_ptr<TargetProcess> m_target;
+    std::unique_ptr<transport::PluginLoader> m_loader;
+    std::unique_ptr<transport::Transport> m_transport;
+    std::unique_ptr<RpcSession> m_session;
+    std::unique_ptr<params::Registry> m_registry;
+    std::unique_ptr<params::ParamGroup> m_group;
+    std::unique_ptr<Osc> m_osc;
+
+    std::uint64_t create(std::string_view path)
+    {
+        protocol::CreateRequest request;
+        request.path = path;
+        auto reply = m_session->call(request, "osc-test", soon());
+        if (!reply) {
+            qWarning("create: %s", reply.status().toString().c_str());
+            return 0;
+        }
+        return reply->handle;
+    }
+
+    Status set(std::string_view name, std::string_view value)
+    {
+        const std::array batch{params::Assignment{std::string(name), std::string(value)}};
+        return m_registry->set(batch, "test").status;
+    }
+
+    std::string get(std::string_view name)
+    {
+        auto readings = m_registry->get(name);
+        return readings.ok() && !readings->empty() ? readings->front().value : std::string();
+    }
+
+    // Submits `run` from/into `buffer` (which starts at the run's first page) in pieces of at
+    // most `pieces` pages; returns how many submissions were accepted.
+    std::uint32_t submitRun(bool write, std::uint64_t handle, const PageRun &run,
+                            std::uint32_t pieces, std::span<std::byte> buffer,
+                            std::vector<transport::Segment> &segments, Tally &tally)
+    {
+        segments.clear();
+        segments.reserve(run.pageCount / pieces + 1); // stable: the Osc keeps pointers to them
+        std::uint32_t accepted = 0;
+        client::forEachRpc(run, pieces, [&](const PageRun &piece, std::uint64_t offset) {
+            const std::size_t bytes = (piece.pageCount - 1) * kPage + piece.lastPageBytes;
+            segments.push_back({buffer.data() + offset, bytes, 0});
+            const std::span<const transport::Segment> one(&segments.back(), 1);
+            const Status status =
+                write ? m_osc->submitWrite(handle, piece.firstPage, piece.pageCount,
+                                           piece.lastPageBytes, one, "osc-test", tally.completion())
+                      : m_osc->submitRead(handle, piece.firstPage, piece.pageCount,
+                                          piece.lastPageBytes, one, "osc-test", tally.completion());
+            if (status.ok()) {
+                ++accepted;
+            } else {
+                qWarning("submit: %s", status.toString().c_str());
+            }
+        });
+        return accepted;
+    }
+
+private slots:
+    void init()
+    {
+        auto dir = TempDir::create("lutra-osc");
+        QVERIFY(dir.ok());
+        m_dir.emplace(std::move(dir).value());
+        const std::string root = m_dir->path() + "/objects";
+        std::filesystem::create_directories(root);
+        m_loader = std::make_unique<transport::PluginLoader>();
+        auto created = m_loader->create("tcp", {});
+        QVERIFY2(created.ok(), created.status().toString().c_str());
+        m_transport = std::move(created).value();
+
+        TargetProcess::Options options;
+        options.binary = LUTRA_TARGET_BIN;
+        options.root = root;
+        auto process = TargetProcess::spawn(options);
+        QVERIFY2(process.ok(), process.status().toString().c_str());
+        m_target = std::move(process).value();
+
+        RpcSession::Options sessionOptions;
+        sessionOptions.clientId = "osc-test";
+        auto session = RpcSession::connect(*m_transport, m_target->uri(), sessionOptions);
+        QVERIFY2(session.ok(), session.status().toString().c_str());
+        m_session = std::move(session).value();
+
+        m_registry = std::make_unique<params::Registry>();
+        m_group = std::make_unique<params::ParamGroup>(*m_registry);
+        auto osc = Osc::create(*m_session, *m_group, {});
+        QVERIFY2(osc.ok(), osc.status().toString().c_str());
+        m_osc = std::move(osc).value();
+    }
+
+    void cleanup()
+    {
+        m_group.reset(); // its bindings point into the Osc
+        m_osc.reset();
+        m_registry.reset();
+        m_session.reset();
+        m_target.reset();
+        m_transport.reset();
+        m_loader.reset();
+        m_dir.reset();
+    }
+
+    void publishesTunables()
+    {
+        QCOMPARE(m_osc->target(), std::string("ost0"));
+        QCOMPARE(get("osc.ost0.max_rpcs_in_flight"), std::string("8"));
+        QCOMPARE(get("osc.ost0.checksums"), std::string("1"));
+        QCOMPARE(get("osc.ost0.checksum_type"), std::string("crc32c"));
+        QCOMPARE(get("osc.ost0.max_dirty_mb"), std::string("512"));
+        const auto limit = m_session->negotiated().maxBulkBytes / kPage;
+        QCOMPARE(get("osc.ost0.max_pages_per_rpc"),
+                 std::to_string(std::min<std::size_t>(1024, limit)));
+        // The negotiated bulk size is the ceiling.
+        QCOMPARE(set("osc.ost0.max_pages_per_rpc", std::to_string(limit + 1)).code(),
+                 Errc::out_of_range);
+        QVERIFY(set("osc.ost0.max_dirty_mb", "1024").ok());
+        QCOMPARE(m_osc->maxDirtyMb().load(), std::uint64_t(1024));
+        QVERIFY(m_osc->checksumsEffective());
+        QVERIFY(get("osc.ost0.rpc_stats").starts_with("snapshot_time:"));
+    }
+
+    void writeThenReadBack64MiB()
+    {
+        constexpr std::size_t kBytes = 64u << 20;
+        const std::uint64_t handle = create("big");
+        QVERIFY(handle != 0);
+        auto source = pattern(kBytes, 1);
+        const PageRun run{0, kBytes / kPage, kPage};
+
+        Tally written;
+        std::vector<transport::Segment> writeSegments;
+        const std::uint32_t writes =
+            submitRun(true, handle, run, 128, source, writeSegments, written);
+        QCOMPARE(writes, std::uint32_t(kBytes / kPage / 128));
+        QVERIFY(written.waitFor(writes));
+        QVERIFY2(written.failed.load() == 0, written.firstError.toString().c_str());
+        QCOMPARE(written.bytes.load(), std::uint64_t(kBytes));
+
+        std::vector<std::byte> back(kBytes);
+        Tally read;
+        std::vector<transport::Segment> readSegments;
+        // Reads in pieces that do not divide the run: 163 of 100 pages and one of 84.
+        const PageRun readRun{0, kBytes / kPage, kPage};
+        const std::uint32_t reads =
+            submitRun(false, handle, readRun, 100, back, readSegments, read);
+        QVERIFY(read.waitFor(reads));
+        QVERIFY2(read.failed.load() == 0, read.firstError.toString().c_str());
+        QCOMPARE(read.bytes.load(), std::uint64_t(kBytes));
+        QVERIFY(back == source);
+        QVERIFY(m_osc->waitIdle(soon()));
+
+        const auto histograms = m_osc->rpcStats().histograms();
+        QCOMPARE(histograms.pagesPerRpc[OscRpcStats::write][7], std::uint64_t(writes));
+        // 100 and 84 pages both fall in Lustre's 128 bucket.
+        QCOMPARE(histograms.pagesPerRpc[OscRpcStats::read][7], std::uint64_t(reads));
+        QCOMPARE(m_osc->rpcStats().inFlight(OscRpcStats::read), std::int64_t(0));
+        QCOMPARE(m_osc->rpcStats().pendingPages(OscRpcStats::write), std::int64_t(0));
+
+        // A short last page at the end of the object.
+        std::array<std::byte, kPage> tail{};
+        const transport::Segment tailSegment{tail.data(), tail.size(), 0};
+        Tally shortRead;
+        QVERIFY(m_osc
+                    ->submitRead(handle, kBytes / kPage - 1, 1, 100, {&tailSegment, 1}, "osc-test",
+                                 shortRead.completion())
+                    .ok());
+        QVERIFY(shortRead.waitFor(1));
+        QCOMPARE(shortRead.bytes.load(), std::uint64_t(100));
+        QVERIFY(std::equal(tail.begin(), tail.begin() + 100, source.end() - kPage));
+    }
+
+    void maxRpcsInFlightHonoured()
+    {
+        QVERIFY(set("osc.ost0.max_rpcs_in_flight", "2").ok());
+        QCOMPARE(m_osc->maxRpcsInFlight(), std::uint32_t(2));
+        QVERIFY(set("osc.ost0.rpc_stats", "clear").ok());
+        const std::uint64_t handle = create("limit");
+        QVERIFY(handle != 0);
+        auto buffer = pattern(16u << 20, 2);
+        Tally written;
+        std::vector<transport::Segment> segments;
+        const PageRun run{0, static_cast<std::uint32_t>(buffer.size() / kPage), kPage};
+        const std::uint32_t writes = submitRun(true, handle, run, 16, buffer, segments, written);
+        QCOMPARE(writes, std::uint32_t(256));
+        Tally read;
+        std::vector<std::byte> back(buffer.size());
+        std::vector<transport::Segment> readSegments;
+        QVERIFY(written.waitFor(writes));
+        const std::uint32_t reads = submitRun(false, handle, run, 16, back, readSegments, read);
+        QVERIFY(read.waitFor(reads));
+        QCOMPARE(written.failed.load() + read.failed.load(), std::uint32_t(0));
+        QVERIFY(back == buffer);
+
+        const auto histograms = m_osc->rpcStats().histograms();
+        std::uint64_t total = 0;
+        for (std::size_t d = 0; d < 2; ++d) {
+            for (std::size_t i = 0; i < OscRpcStats::kBuckets; ++i) {
+                if (i > 2) {
+                    QCOMPARE(histograms.rpcsInFlight[d][i], std::uint64_t(0));
+                }
+                total += histograms.rpcsInFlight[d][i];
+            }
+        }
+        QCOMPARE(total, std::uint64_t(writes + reads));
+        // With 256 queued at once, the second slot was used.
+        QVERIFY(histograms.rpcsInFlight[OscRpcStats::write][2] > 0);
+        // The text table stops at the 2 row.
+        const std::string text = get("osc.ost0.rpc_stats");
+        QVERIFY(text.find("\n2:\t\t") != std::string::npos);
+        const auto inFlightTable = text.find("rpcs in flight");
+        QVERIFY(inFlightTable != std::string::npos);
+        QVERIFY(text.find("\n3:\t\t", inFlightTable) == std::string::npos);
+    }
+
+    void maxPagesPerRpcChangedLive()
+    {
+        const std::uint64_t handle = create("sizes");
+        QVERIFY(handle != 0);
+        auto buffer = pattern(4u << 20, 3);
+        const PageRun run{0, static_cast<std::uint32_t>(buffer.size() / kPage), kPage};
+        for (const std::uint32_t pages : {64u, 16u, 256u}) {
+            QVERIFY(set("osc.ost0.max_pages_per_rpc", std::to_string(pages)).ok());
+            QVERIFY(set("osc.ost0.rpc_stats", "clear").ok());
+            QCOMPARE(m_osc->maxPagesPerRpc(), pages);
+            Tally written;
+            std::vector<transport::Segment> segments;
+            const std::uint32_t writes =
+                submitRun(true, handle, run, m_osc->maxPagesPerRpc(), buffer, segments, written);
+            QCOMPARE(writes, run.pageCount / pages);
+            QVERIFY(written.waitFor(writes));
+            QCOMPARE(written.failed.load(), std::uint32_t(0));
+            // Every write RPC landed in the bucket of `pages`, shown as in Lustre.
+            const std::string text = get("osc.ost0.rpc_stats");
+            char row[96];
+            std::snprintf(row, sizeof(row), "\n%u:\t\t         0   0   0   | %10u 100 100\n", pages,
+                          writes);
+            QVERIFY2(text.find(row) != std::string::npos, text.c_str());
+        }
+        // Larger than the limit is the caller's bug, reported at once; the completion never runs.
+        QVERIFY(set("osc.ost0.max_pages_per_rpc", "16").ok());
+        bool ran = false;
+        const transport::Segment segment{buffer.data(), buffer.size(), 0};
+        const Status tooBig =
+            m_osc->submitWrite(handle, 0, 17, kPage, {&segment, 1}, "osc-test",
+                               [&ran](const Status &, std::uint32_t) { ran = true; });
+        QCOMPARE(tooBig.code(), Errc::out_of_range);
+        QVERIFY(tooBig.message().find("max_pages_per_rpc=16") != std::string::npos);
+        QVERIFY(m_osc->waitIdle(soon()));
+        QVERIFY(!ran);
+    }
+
+    void errorReplyReachesCompletion()
+    {
+        std::vector<std::byte> buffer(16 * kPage);
+        const transport::Segment segment{buffer.data(), buffer.size(), 0};
+        Tally read;
+        QVERIFY(
+            m_osc->submitRead(987654321, 0, 16, kPage, {&segment, 1}, "osc-test", read.completion())
+                .ok());
+        QVERIFY(read.waitFor(1));
+        QCOMPARE(read.failed.load(), std::uint32_t(1));
+        std::lock_guard lock(read.mutex);
+        QCOMPARE(read.firstError.code(), Errc::not_found);
+        QVERIFY2(read.firstError.message().find("987654321") != std::string::npos,
+                 read.firstError.message().c_str());
+        QCOMPARE(read.bytes.load(), std::uint64_t(0));
+        // The session is still good: the next RPC succeeds.
+        const std::uint64_t handle = create("after-error");
+        Tally written;
+        QVERIFY(
+            m_osc
+                ->submitWrite(handle, 0, 16, kPage, {&segment, 1}, "osc-test", written.completion())
+                .ok());
+        QVERIFY(written.waitFor(1));
+        QCOMPARE(written.failed.load(), std::uint32_t(0));
+    }
+
+    void targetKilledFailsOutstanding()
+    {
+        // One RPC at a time; the first completion holds the only RPC thread until the target
+        // is dead, so everything behind it is still queued when the session goes: deterministic.
+        QVERIFY(set("osc.ost0.max_rpcs_in_flight", "1").ok());
+        const std::uint64_t handle = create("killed");
+        QVERIFY(handle != 0);
+        auto buffer = pattern(4u << 20, 4);
+        std::mutex gateMutex;
+        std::condition_variable gateChanged;
+        bool open = false;
+        std::atomic<bool> firstDone{false};
+        Tally tally;
+        const transport::Segment segment{buffer.data(), 64 * kPage, 0};
+        std::atomic<bool> firstOk{false};
+        auto gated = [&](const Status &status, std::uint32_t bytes) {
+            firstOk = status.ok() && bytes == 64 * kPage;
+            firstDone = true;
+            std::unique_lock lock(gateMutex);
+            gateChanged.wait_for(lock, 30s, [&] { return open; });
+        };
+        QVERIFY(m_osc->submitWrite(handle, 0, 64, kPage, {&segment, 1}, "osc-test", gated).ok());
+        constexpr std::uint32_t kQueued = 100;
+        for (std::uint32_t i = 0; i < kQueued; ++i) {
+            QVERIFY(m_osc
+                        ->submitWrite(handle, i % 16 * 64, 64, kPage, {&segment, 1}, "osc-test",
+                                      tally.completion())
+                        .ok());
+        }
+        QVERIFY(eventually([&] { return firstDone.load(); }, 30s));
+        QVERIFY(firstOk.load());
+        QCOMPARE(tally.done.load(), std::uint32_t(0));
+        auto killed = m_target->stop(SIGKILL);
+        QVERIFY(killed.ok());
+        QVERIFY(eventually([&] { return !m_session->connected(); }, 30s));
+        {
+            std::lock_guard lock(gateMutex);
+            open = true;
+        }
+        gateChanged.notify_all();
+
+        QVERIFY(tally.waitFor(kQueued));
+        QVERIFY(m_osc->waitIdle(soon()));
+        QCOMPARE(tally.done.load(), kQueued);
+        QCOMPARE(tally.unavailable.load(), kQueued);
+        QCOMPARE(m_osc->rpcStats().pendingPages(OscRpcStats::write), std::int64_t(0));
+        // Later submissions are refused at once.
+        const Status after = m_osc->submitRead(handle, 0, 1, kPage, {&segment, 1}, "osc-test",
+                                               [](const Status &, std::uint32_t) {});
+        QCOMPARE(after.code(), Errc::unavailable);
+    }
+
+    void destructionCancelsQueued()
+    {
+        QVERIFY(set("osc.ost0.max_rpcs_in_flight", "1").ok());
+        const std::uint64_t handle = create("cancel");
+        auto buffer = pattern(64 * kPage, 5);
+        const transport::Segment segment{buffer.data(), buffer.size(), 0};
+        std::mutex gateMutex;
+        std::condition_variable gateChanged;
+        bool open = false;
+        std::atomic<bool> started{false};
+        auto gated = [&](const Status &, std::uint32_t) {
+            started = true;
+            std::unique_lock lock(gateMutex);
+            gateChanged.wait_for(lock, 30s, [&] { return open; });
+        };
+        QVERIFY(m_osc->submitWrite(handle, 0, 64, kPage, {&segment, 1}, "osc-test", gated).ok());
+        Tally tally;
+        for (int i = 0; i < 10; ++i) {
+            QVERIFY(m_osc
+                        ->submitWrite(handle, 0, 64, kPage, {&segment, 1}, "osc-test",
+                                      tally.completion())
+                        .ok());
+        }
+        QVERIFY(eventually([&] { return started.load(); }, 30s));
+        std::thread opener([&] {
+            // Opens the gate once the destructor has failed the queue.
+            eventually([&] { return tally.done.load() == 10; }, 30s);
+            std::lock_guard lock(gateMutex);
+            open = true;
+            gateChanged.notify_all();
+        });
+        m_group.reset();
+        m_osc.reset();
+        opener.join();
+        QCOMPARE(tally.done.load(), std::uint32_t(10));
+        std::lock_guard lock(tally.mutex);
+        QCOMPARE(tally.firstError.code(), Errc::cancelled);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestOsc)
+#include "test_osc.moc"
