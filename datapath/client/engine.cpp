@@ -89,16 +89,17 @@ void planPieces(std::span<PageRef> pages, std::uint32_t maxPages, std::vector<Pi
                 break;
             }
             const transport::Segment segment = pages[i].segment();
-            auto &last = segments.back();
+            // Only a piece that has pages has a last segment to extend.
+            transport::Segment *last = piece.count > 0 ? &segments.back() : nullptr;
             const bool merges =
-                piece.count > 0 &&
-                static_cast<std::byte *>(last.address) + last.length == segment.address &&
-                last.region == segment.region;
+                last != nullptr &&
+                static_cast<std::byte *>(last->address) + last->length == segment.address &&
+                last->region == segment.region;
             if (!merges && piece.segmentCount == kMaxSegments) {
                 break;
             }
             if (merges) {
-                last.length += segment.length;
+                last->length += segment.length;
             } else {
                 segments.push_back(segment);
                 ++piece.segmentCount;
@@ -143,6 +144,12 @@ std::shared_ptr<ObjectState> TargetContext::opened(std::uint64_t objectId, std::
     }
     ++entry->opens;
     return entry;
+}
+
+std::vector<std::pair<std::uint64_t, std::shared_ptr<ObjectState>>> TargetContext::openObjects()
+{
+    std::lock_guard lock(m_mutex);
+    return {m_objects.begin(), m_objects.end()};
 }
 
 void TargetContext::closed(std::uint64_t objectId)
@@ -209,7 +216,7 @@ Engine::Engine(Options engineOptions, JobIds &jobIds, transport::Transport &regi
           };
           return cacheOptions;
       }()),
-      jobs(jobIds), options(std::move(engineOptions)), m_registrar(registrar)
+      jobs(jobIds), options(std::move(engineOptions))
 {
 }
 
@@ -249,11 +256,39 @@ Result<std::unique_ptr<Engine>> Engine::create(Options options, std::vector<RpcS
         !status) {
         return status;
     }
+    for (auto &spec : params::catalog::lliteSpecs(engine->options.fsName)) {
+        if (params::leafName(spec.name) != "fast_read") {
+            continue;
+        }
+        params::Binding binding;
+        binding.read = [self] { return params::Value(std::int64_t{self->fastRead.load()}); };
+        binding.apply = [self](const params::Value &value) {
+            self->fastRead = std::get<std::int64_t>(value) != 0;
+            return Status{};
+        };
+        if (auto status = group.add(std::move(spec), std::move(binding)); !status) {
+            return status;
+        }
+    }
+    if (auto status =
+            engine->jobStats.publish(group, "llite." + engine->options.fsName + ".job_stats");
+        !status) {
+        return status;
+    }
+    engine->m_aging = std::thread([self] { self->ageLocks(); });
     return engine;
 }
 
 Engine::~Engine()
 {
+    {
+        std::lock_guard lock(m_agingMutex);
+        m_stopping = true;
+    }
+    m_agingWake.notify_all();
+    if (m_aging.joinable()) {
+        m_aging.join();
+    }
     for (auto &target : targets) {
         target->session.setBlockingCallbackHandler({});
         if (target->locks) {
@@ -334,7 +369,9 @@ Result<std::size_t> Engine::readObject(FileData &file, std::uint32_t targetIndex
     const engine::JobTag tag = jobs.tag(job);
 
     // Fast path: cached pages are covered by a lock (cancels drop them), so just copy.
-    std::size_t done = cache.readCached(key, offset, out, tag, file.prevPos);
+    std::size_t done = fastRead.load(std::memory_order_relaxed)
+                           ? cache.readCached(key, offset, out, tag, file.prevPos)
+                           : 0;
     if (done > 0) {
         // Lustre's `hits`: pages a read found in the cache.
         readahead.stats().add(params::catalog::ra_hits,
@@ -537,6 +574,43 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
         }
         from = lastIndex + 1;
     }
+}
+
+void Engine::ageLocks()
+{
+    std::unique_lock lock(m_agingMutex);
+    while (!m_agingWake.wait_for(lock, std::chrono::seconds(1), [this] { return m_stopping; })) {
+        lock.unlock();
+        for (auto &target : targets) {
+            (void)target->locks->tick(locks::LockNamespace::Clock::now());
+        }
+        lock.lock();
+    }
+}
+
+Result<Engine::CleanupReport> Engine::cleanup(std::string_view job)
+{
+    CleanupReport report;
+    const engine::JobTag tag = job.empty() ? 0 : jobs.tag(job);
+    const std::string writer = job.empty() ? std::string("lutra.cleanup") : std::string(job);
+    for (auto &target : targets) {
+        // Dirty data first, whoever's lock covers it: nothing written is lost to a cleanup.
+        for (auto &[objectId, object] : target->openObjects()) {
+            auto written = writeBack(*target, {target->index, objectId}, *object, writer);
+            if (!written) {
+                return written.status().withContext("cleanup");
+            }
+            report.bytesWrittenBack += *written;
+        }
+        const locks::CancelReport cancelled =
+            job.empty() ? target->locks->clear() : target->locks->cancelJob(tag);
+        report.locksCancelled += cancelled.locksCancelled;
+        report.pagesDropped += cancelled.pagesDropped;
+        report.bytesWrittenBack += cancelled.bytesWritten;
+    }
+    const cache::ReleaseCounts released = job.empty() ? cache.releaseAll() : cache.releaseJob(tag);
+    report.pagesDropped += released.dropped;
+    return report;
 }
 
 locks::CancelOutcome Engine::onCancel(TargetContext &target, const locks::CancelInfo &info)

@@ -14,11 +14,14 @@
 #include "client/osc.h"
 #include "client/rpc_session.h"
 #include "core/cache/page_cache.h"
+#include "core/jobs/job_stats.h"
 #include "core/locks/lock_namespace.h"
 #include "core/readahead/readahead.h"
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +48,8 @@ public:
     Status cancel(const engine::ObjectKey &key, locks::RemoteHandle handle) override;
 
     std::shared_ptr<ObjectState> object(std::uint64_t objectId);
+    // Every object open on this target, with its id.
+    std::vector<std::pair<std::uint64_t, std::shared_ptr<ObjectState>>> openObjects();
     // Registers an open of `objectId` through `handle`; returns the shared state.
     std::shared_ptr<ObjectState> opened(std::uint64_t objectId, std::uint64_t handle,
                                         std::uint64_t size);
@@ -97,6 +102,18 @@ public:
     Result<std::uint64_t> writeBack(TargetContext &target, const engine::ObjectKey &key,
                                     ObjectState &object, std::string_view job);
 
+    // Per-job cleanup: write back, cancel the job's unused locks (all unused locks for an empty
+    // job), drop the job's (or every) clean page, in batches.
+    struct CleanupReport {
+        std::uint64_t locksCancelled = 0;
+        std::uint64_t pagesDropped = 0;
+        std::uint64_t bytesWrittenBack = 0;
+    };
+    Result<CleanupReport> cleanup(std::string_view job);
+
+    jobs::JobStats jobStats{jobs::JobStats::targetDefs()}; // llite.<fs>.job_stats
+    std::atomic<bool> fastRead{true};                      // llite.<fs>.fast_read
+
     std::vector<std::unique_ptr<TargetContext>> targets;
     cache::PageCache cache;
     readahead::ReadaheadMount readahead;
@@ -112,7 +129,12 @@ private:
     Status fill(TargetContext &target, ObjectState &object, std::span<cache::PageRef> pages,
                 std::uint64_t lockHandle, std::string_view job);
     transport::Deadline deadline() const { return transport::deadlineIn(options.rpcTimeout); }
-    transport::Transport &m_registrar; // registers the page pool's chunks
+    // Ages the lock LRUs (lru_max_age) about once a second.
+    void ageLocks();
+    std::mutex m_agingMutex;
+    std::condition_variable m_agingWake;
+    bool m_stopping = false;
+    std::thread m_aging;
 };
 
 } // namespace lutra::client

@@ -244,6 +244,29 @@ Mount::~Mount()
     m_impl->sessions.clear(); // before the transports they use
 }
 
+Result<FlushReport> Mount::flushJob(std::string_view jobId, std::chrono::milliseconds timeout)
+{
+    const auto start = std::chrono::steady_clock::now();
+    auto cleaned = m_impl->engine->cleanup(jobId);
+    if (!cleaned) {
+        return cleaned.status();
+    }
+    FlushReport report;
+    report.jobId = std::string(jobId);
+    report.locksCancelled = cleaned->locksCancelled;
+    report.pagesDropped = cleaned->pagesDropped;
+    report.bytesWrittenBack = cleaned->bytesWrittenBack;
+    report.duration = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - start);
+    if (report.duration > timeout) {
+        log::warning(m_impl->category, "flush of job '" + report.jobId + "' took " +
+                                           std::to_string(report.duration.count() / 1000) +
+                                           " ms, longer than its " +
+                                           std::to_string(timeout.count()) + " ms timeout");
+    }
+    return report;
+}
+
 std::size_t Mount::targetCount() const noexcept
 {
     return m_impl->sessions.size();
@@ -495,6 +518,8 @@ Result<std::size_t> File::pread(std::span<std::byte> out, std::uint64_t offset)
         std::fill(span.begin() + static_cast<std::ptrdiff_t>(*got), span.end(), std::byte{0});
         done += piece.length;
     }
+    mount.engine->jobStats.sample(mount.jobs.current(), jobs::JobStats::read_bytes,
+                                  static_cast<std::int64_t>(length));
     return static_cast<std::size_t>(length);
 }
 
@@ -512,6 +537,8 @@ Result<std::size_t> File::pwrite(std::span<const std::byte> in, std::uint64_t of
         }
         done += piece.length;
     }
+    mount.engine->jobStats.sample(mount.jobs.current(), jobs::JobStats::write_bytes,
+                                  static_cast<std::int64_t>(in.size()));
     return in.size();
 }
 

@@ -8,7 +8,9 @@
 
 #include <QTest>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 using namespace lutra;
 using namespace lutra::client;
@@ -222,6 +224,100 @@ private slots:
         QVERIFY2(most <= 2 * (256 + 64), std::to_string(most).c_str());
         QVERIFY((*file)->close().ok());
         QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("0"));
+    }
+
+    void flushJobWritesBackAndDrops()
+    {
+        params::Registry registry;
+        auto client = mount(&registry);
+        Mount::setThreadJobId("job.x");
+        auto file = client->open("jobfile", kOpenRead | kOpenWrite | kOpenCreate);
+        const auto data = pattern(1 << 20, 7);
+        QVERIFY((*file)->pwrite(data, 0).ok());
+        QVERIFY(std::stoll(value(registry, "llite.lutra.dirty_pages")) >= 256);
+        QVERIFY2(value(registry, "llite.lutra.job_stats").find("job_id:          job.x") !=
+                     std::string::npos,
+                 value(registry, "llite.lutra.job_stats").c_str());
+
+        auto report = client->flushJob("job.x");
+        QVERIFY2(report.ok(), report.status().toString().c_str());
+        QCOMPARE(report->jobId, std::string("job.x"));
+        QCOMPARE(report->bytesWrittenBack, std::uint64_t(1 << 20));
+        QVERIFY(report->locksCancelled >= 2); // one PW lock per stripe object
+        QVERIFY(report->pagesDropped >= 256);
+        QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("0"));
+        QCOMPARE(value(registry, "llite.lutra.cached_pages"), std::string("0"));
+        // The data is on the targets: a fresh client reads it.
+        auto other = mount();
+        auto again = other->open("jobfile", kOpenRead);
+        std::vector<std::byte> back(data.size());
+        QCOMPARE(*(*again)->pread(back, 0), data.size());
+        QVERIFY(back == data);
+        Mount::setThreadJobId("");
+    }
+
+    void flushWithWritersRunningLosesNothing()
+    {
+        auto client = mount();
+        auto file = client->open("busy", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(file.ok());
+        constexpr unsigned kWriters = 2;
+        constexpr std::size_t kBlock = 20000; // not page aligned on purpose
+        std::vector<std::vector<std::uint64_t>> acked(kWriters);
+        std::atomic<bool> stop{false};
+        std::vector<std::thread> writers;
+        for (unsigned w = 0; w < kWriters; ++w) {
+            writers.emplace_back([&, w] {
+                Mount::setThreadJobId("job.w" + std::to_string(w));
+                for (std::uint64_t k = 0; !stop && k < 400; ++k) {
+                    const std::uint64_t block = k * kWriters + w;
+                    if (!(*file)->pwrite(pattern(kBlock, unsigned(block)), block * kBlock).ok()) {
+                        return;
+                    }
+                    acked[w].push_back(block);
+                }
+            });
+        }
+        for (int i = 0; i < 10; ++i) {
+            auto one = client->flushJob("job.w0");
+            QVERIFY2(one.ok(), one.status().toString().c_str());
+            auto all = client->flushJob("");
+            QVERIFY2(all.ok(), all.status().toString().c_str());
+        }
+        stop = true;
+        for (auto &writer : writers) {
+            writer.join();
+        }
+        QVERIFY((*file)->close().ok());
+        auto reader = mount();
+        auto check = reader->open("busy", kOpenRead);
+        QVERIFY(check.ok());
+        std::size_t blocks = 0;
+        for (const auto &list : acked) {
+            for (const std::uint64_t block : list) {
+                std::vector<std::byte> back(kBlock);
+                QCOMPARE(*(*check)->pread(back, block * kBlock), kBlock);
+                QVERIFY2(back == pattern(kBlock, unsigned(block)), "a write was lost to a flush");
+                ++blocks;
+            }
+        }
+        QVERIFY(blocks > 0);
+    }
+
+    void fastReadCanBeTurnedOff()
+    {
+        params::Registry registry;
+        auto client = mount(&registry);
+        auto file = client->open("fast", kOpenRead | kOpenWrite | kOpenCreate);
+        const auto data = pattern(64 * 1024, 8);
+        QVERIFY((*file)->pwrite(data, 0).ok());
+        const params::Assignment off{"llite.lutra.fast_read", "off"};
+        QVERIFY(registry.set(std::span(&off, 1), "test").status.ok());
+        const auto before = counter(registry, "llite.lutra.read_ahead_stats", "failed_to_fast_read");
+        std::vector<std::byte> back(data.size());
+        QCOMPARE(*(*file)->pread(back, 0), data.size());
+        QVERIFY(back == data);
+        QVERIFY(counter(registry, "llite.lutra.read_ahead_stats", "failed_to_fast_read") > before);
     }
 };
 

@@ -53,6 +53,15 @@ inline constexpr unsigned kOpenWrite = 1u << 1;
 inline constexpr unsigned kOpenCreate = 1u << 2;    // create when missing
 inline constexpr unsigned kOpenExclusive = 1u << 3; // with kOpenCreate: fail when it exists
 
+// What a per-job cleanup did (Mount::flushJob).
+struct FlushReport {
+    std::string jobId; // empty: every job
+    std::uint64_t locksCancelled = 0;
+    std::uint64_t pagesDropped = 0;
+    std::uint64_t bytesWrittenBack = 0;
+    std::chrono::microseconds duration{0};
+};
+
 class Mount;
 
 // An open file. Safe to use from several threads.
@@ -106,6 +115,12 @@ public:
     // thread's override).
     std::string jobId();
     static void setThreadJobId(std::string_view jobId);
+
+    // End-of-job cleanup (what a Slurm epilog asks for): writes back the job's dirty pages,
+    // cancels the unused locks it last used and drops its cached pages, in batches. An empty job
+    // id means every job: the lru_size=clear behaviour plus dropping every clean page.
+    Result<FlushReport> flushJob(std::string_view jobId,
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
     std::size_t targetCount() const noexcept;
     params::Registry &registry() noexcept;

@@ -2,7 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
+#include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -110,30 +111,34 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::spawn(Options options)
     }
     envp.push_back(nullptr);
 
+    if (::access(options.binary.c_str(), X_OK) != 0) {
+        return Status(Errc::not_found,
+                      "cannot start " + options.binary + ": " + std::strerror(errno));
+    }
     int pipeFds[2];
     if (::pipe2(pipeFds, O_CLOEXEC) != 0) {
         return Status(Errc::io_error, std::string("pipe: ") + std::strerror(errno));
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipeFds[1], STDOUT_FILENO);
-    // Children must not inherit blocked signals of the parent (lutra-target waits for them).
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-    pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, options.binary.c_str(), &actions, &attributes, argv.data(),
-                                 envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    ::close(pipeFds[1]);
-    if (rc != 0) {
+    // fork + exec rather than posix_spawn: the child asks to be killed when its parent dies, so
+    // a crashed benchmark or test never leaves targets behind holding its output pipes open.
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        const int error = errno;
         ::close(pipeFds[0]);
-        return Status(Errc::not_found, "cannot start " + options.binary + ": " + std::strerror(rc));
+        ::close(pipeFds[1]);
+        return Status(Errc::io_error, std::string("fork: ") + std::strerror(error));
     }
+    if (pid == 0) {
+        // Only async-signal-safe calls from here to exec.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sigset_t none;
+        sigemptyset(&none);
+        ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
+        ::dup2(pipeFds[1], STDOUT_FILENO);
+        ::execve(options.binary.c_str(), argv.data(), envp.data());
+        ::_exit(127);
+    }
+    ::close(pipeFds[1]);
     std::unique_ptr<TargetProcess> process(new TargetProcess);
     process->m_pid = pid;
     process->m_stdout = pipeFds[0];
