@@ -366,7 +366,7 @@ Result<std::size_t> Engine::readObject(FileData &file, std::uint32_t targetIndex
     ObjectState &object = *file.objects[targetIndex];
     const engine::ObjectKey key = file.keys[targetIndex];
     const std::string_view job = jobs.current();
-    const engine::JobTag tag = jobs.tag(job);
+    const engine::JobTag tag = jobs.currentTag();
 
     // Fast path: cached pages are covered by a lock (cancels drop them), so just copy.
     std::size_t done = fastRead.load(std::memory_order_relaxed)
@@ -478,7 +478,7 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
     ObjectState &object = *file.objects[targetIndex];
     const engine::ObjectKey key = file.keys[targetIndex];
     const std::string_view job = jobs.current();
-    const engine::JobTag tag = jobs.tag(job);
+    const engine::JobTag tag = jobs.currentTag();
     {
         auto lock = target.locks->acquire(key, locks::LockMode::PW, tag);
         if (!lock) {
@@ -531,6 +531,9 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
 Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::ObjectKey &key,
                                         ObjectState &object, std::string_view job)
 {
+    if (job.empty()) {
+        job = "lutra.writeback"; // every RPC carries a job id; a lock's last job may be unknown
+    }
     std::lock_guard serial(object.writeback);
     std::uint64_t written = 0;
     const std::uint32_t maxPages =

@@ -16,8 +16,13 @@ struct ThreadJob {
     std::string overrideId;
     std::string cached;
     std::uint64_t generation = 0;
-    const JobIds *owner = nullptr;
+    std::uint64_t owner = 0; // JobIds instance the cache belongs to
+    std::string taggedJob;   // the job id `tag` belongs to
+    engine::JobTag tag = 0;
+    std::uint64_t tagOwner = 0;
 };
+
+std::atomic<std::uint64_t> g_nextInstance{1};
 
 thread_local ThreadJob t_job;
 
@@ -68,7 +73,7 @@ std::string sanitize(std::string text)
 
 } // namespace
 
-JobIds::JobIds() = default;
+JobIds::JobIds() : m_instance(g_nextInstance.fetch_add(1)) {}
 
 void JobIds::setThreadJobId(std::string_view jobId)
 {
@@ -81,10 +86,10 @@ std::string_view JobIds::current()
         return t_job.overrideId;
     }
     const std::uint64_t generation = m_generation.load(std::memory_order_acquire);
-    if (t_job.owner != this || t_job.generation != generation) {
+    if (t_job.owner != m_instance || t_job.generation != generation) {
         t_job.cached = compute();
         t_job.generation = generation;
-        t_job.owner = this;
+        t_job.owner = m_instance;
     }
     return t_job.cached;
 }
@@ -125,6 +130,17 @@ std::string JobIds::compute() const
     }
     out = sanitize(std::move(out));
     return out.empty() ? std::string("unknown") : out;
+}
+
+engine::JobTag JobIds::currentTag()
+{
+    const std::string_view job = current();
+    if (t_job.tagOwner != m_instance || t_job.taggedJob != job) {
+        t_job.tag = tag(job);
+        t_job.taggedJob = std::string(job);
+        t_job.tagOwner = m_instance;
+    }
+    return t_job.tag;
 }
 
 engine::JobTag JobIds::tag(std::string_view jobId)

@@ -38,6 +38,9 @@ public:
 
     // The tag of a job id, created on first use (0 when the table is full or the id is empty).
     engine::JobTag tag(std::string_view jobId);
+    // The tag of current(), remembered per thread: the I/O path pays neither the table's lock
+    // nor an allocation.
+    engine::JobTag currentTag();
     std::string name(engine::JobTag tag) const;
 
     // Validates and sets jobid_var: an environment variable name, procname_uid or disable.
@@ -52,6 +55,8 @@ public:
 private:
     std::string compute() const;
 
+    // Names this instance in threads' caches; unlike its address, never reused.
+    const std::uint64_t m_instance;
     mutable std::mutex m_mutex; // settings and the tag table
     std::string m_var = "procname_uid";
     std::string m_name = "%e.%u";

@@ -63,6 +63,21 @@ private slots:
         QCOMPARE(jobs.jobIdVar(), std::string("SLURM_JOB_ID")); // unchanged
     }
 
+    void aNewInstanceNeverSeesAnOldOnesCache()
+    {
+        // Instances at the same address one after the other (as mounts in one process are):
+        // the per-thread caches must not carry over.
+        for (int i = 0; i < 3; ++i) {
+            auto jobs = std::make_unique<JobIds>();
+            const std::string var = "LUTRA_TEST_JOB_" + std::to_string(i);
+            qputenv(var.c_str(), QByteArray::number(i));
+            QVERIFY(jobs->setJobIdVar(var).ok());
+            QCOMPARE(std::string(jobs->current()), std::to_string(i));
+            const auto tag = jobs->currentTag();
+            QCOMPARE(jobs->name(tag), std::to_string(i));
+        }
+    }
+
     void tags()
     {
         JobIds jobs;
