@@ -1,10 +1,19 @@
 // lutra-bench as a user runs it: each mode spawns its own lutra-target, measures lutra and its
 // baseline in the same run, and prints {mode, params, results, ratios}. Only the shape and the
 // sanity of the numbers are checked, never their size: machines here are shared and noisy.
+#include "lutra/datapath/v1/control.grpc.pb.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
 
 namespace {
 
@@ -27,6 +36,20 @@ void verifyPositive(const QJsonObject &object, const QStringList &keys)
     for (const auto &key : keys) {
         QVERIFY2(object.contains(key), qPrintable("missing " + key));
         QVERIFY2(object[key].toDouble() > 0, qPrintable(key + " is not positive"));
+    }
+}
+
+// A client mode's report: its mode, the named ratios positive, read_ahead_stats deltas present.
+void verifyClientReport(const QJsonObject &report, const QString &mode, const QStringList &ratios)
+{
+    QCOMPARE(report["mode"].toString(), mode);
+    verifyPositive(report["ratios"].toObject(), ratios);
+    const auto stats = report["results"].toObject()["read_ahead_stats"].toObject();
+    QVERIFY2(stats.contains("hits") && stats.contains("misses") &&
+                 stats.contains("readahead_pages") && stats.contains("read_but_discarded"),
+             "read_ahead_stats deltas missing");
+    for (const auto &value : stats) {
+        QVERIFY(value.toDouble() >= 0);
     }
 }
 
@@ -63,6 +86,139 @@ private slots:
         QCOMPARE(results["per_write_syncs_per_write"].toDouble(), 2.0);
     }
 
+    void flushMode()
+    {
+        int exitCode = 0;
+        const auto report =
+            runBench({"--json", "flush", "--pages", "8192", "--objects", "64"}, &exitCode);
+        QCOMPARE(exitCode, 0);
+        QCOMPARE(report["mode"].toString(), QString("flush"));
+        const auto results = report["results"].toObject();
+        verifyPositive(results, {"batched_pages_per_s", "unbatched_pages_per_s",
+                                 "batched_lock_holds", "unbatched_lock_holds"});
+        verifyPositive(report["ratios"].toObject(), {"batched_vs_unbatched"});
+        // Structural: one page per hold without batching, fewer holds with it.
+        QCOMPARE(results["unbatched_lock_holds"].toDouble(), 8192.0);
+        QVERIFY(results["batched_lock_holds"].toDouble() < 8192.0);
+    }
+
+    void smallReadMode()
+    {
+        int exitCode = 0;
+        const auto report =
+            runBench({"--json", "--duration", "0.05", "small-read", "--file-kb", "64"}, &exitCode);
+        QCOMPARE(exitCode, 0);
+        verifyClientReport(report, "small-read",
+                           {"vs_kernel_pread", "vs_kernel_pread_1KiB", "vs_kernel_pread_4KiB"});
+        verifyPositive(report["results"].toObject(),
+                       {"lutra_1B_reads_per_s", "kernel_1B_reads_per_s", "lutra_4KiB_reads_per_s",
+                        "kernel_4KiB_reads_per_s"});
+    }
+
+    void cachedReadMode()
+    {
+        int exitCode = 0;
+        const auto report =
+            runBench({"--json", "--duration", "0.05", "cached-read", "--file-mb", "4"}, &exitCode);
+        QCOMPARE(exitCode, 0);
+        verifyClientReport(report, "cached-read", {"vs_memcpy"});
+        verifyPositive(report["results"].toObject(), {"lutra_read_MBps", "memcpy_MBps"});
+    }
+
+    void iorEasyMode()
+    {
+        int exitCode = 0;
+        const auto report = runBench({"--json", "ior-easy", "--file-mb", "4"}, &exitCode);
+        QCOMPARE(exitCode, 0);
+        verifyClientReport(report, "ior-easy", {"vs_raw_tcp", "ra_hit_ratio"});
+        verifyPositive(report["results"].toObject(), {"write_MBps", "read_MBps", "raw_tcp_MBps"});
+    }
+
+    void iorHardMode()
+    {
+        int exitCode = 0;
+        const auto report = runBench({"--json", "ior-hard", "--segments", "20"}, &exitCode);
+        QCOMPARE(exitCode, 0);
+        verifyClientReport(report, "ior-hard", {"vs_sequential", "ra_hit_ratio"});
+        verifyPositive(report["results"].toObject(),
+                       {"write_MBps", "read_MBps", "sequential_read_MBps"});
+    }
+
+    void pressureMode()
+    {
+        int exitCode = 0;
+        const auto report = runBench({"--json", "pressure", "--segments", "40"}, &exitCode);
+        QCOMPARE(exitCode, 0);
+        verifyClientReport(report, "pressure", {"pressured_vs_unpressured"});
+        const auto results = report["results"].toObject();
+        verifyPositive(results, {"pressured_read_MBps", "unpressured_read_MBps"});
+        QVERIFY(results.contains("read_but_discarded_ratio"));
+        QCOMPARE(report["params"].toObject()["pressured_max_cached_mb"].toInt(), 1);
+    }
+
+    void mdtestMode()
+    {
+        int exitCode = 0;
+        const auto report = runBench({"--json", "mdtest", "--items", "20"}, &exitCode);
+        QCOMPARE(exitCode, 0);
+        verifyClientReport(report, "mdtest",
+                           {"file_create_vs_kernel", "file_stat_vs_kernel", "file_remove_vs_kernel",
+                            "dir_create_vs_kernel", "dir_stat_vs_kernel", "dir_remove_vs_kernel"});
+    }
+
+    // --loop: a live datapath process serving its control socket until SIGTERM.
+    void loopMode()
+    {
+        namespace v1 = lutra::datapath::v1;
+        QTemporaryDir runDir;
+        QVERIFY(runDir.isValid());
+        QProcess process;
+        auto environment = QProcessEnvironment::systemEnvironment();
+        environment.insert("LUTRA_RUN_DIR", runDir.path());
+        process.setProcessEnvironment(environment);
+        process.start(
+            QStringLiteral(LUTRA_BENCH_BIN),
+            {"--json", "--loop", "--job", "test.1", "--name", "b1", "ior-easy", "--file-mb", "2"});
+        QVERIFY(process.waitForStarted());
+        const std::filesystem::path socket = runDir.path().toStdString() + "/bench-b1.sock";
+        QTRY_VERIFY_WITH_TIMEOUT(std::filesystem::exists(socket), 30000);
+
+        auto stub = v1::DatapathControl::NewStub(
+            grpc::CreateChannel("unix:" + socket.native(), grpc::InsecureChannelCredentials()));
+        const auto deadline = [] {
+            return std::chrono::system_clock::now() + std::chrono::seconds(30);
+        };
+        {
+            grpc::ClientContext context;
+            context.set_deadline(deadline());
+            v1::ReadCountersRequest request;
+            request.set_pattern("llite.*.read_ahead_stats");
+            v1::ReadCountersReply reply;
+            QVERIFY(stub->ReadCounters(&context, request, &reply).ok());
+            QVERIFY(!reply.has_error());
+            QCOMPARE(reply.blocks_size(), 1);
+        }
+        {
+            grpc::ClientContext context;
+            context.set_deadline(deadline());
+            v1::FlushJobRequest request;
+            request.set_job_id("test.1");
+            v1::FlushJobReply reply;
+            QVERIFY(stub->FlushJob(&context, request, &reply).ok());
+            QVERIFY2(!reply.has_error(), reply.error().message().c_str());
+            QCOMPARE(reply.report().job_id(), std::string("test.1"));
+        }
+        stub.reset();
+
+        process.terminate();
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(process.exitCode(), 0);
+        const auto report = QJsonDocument::fromJson(process.readAllStandardOutput()).object();
+        QCOMPARE(report["mode"].toString(), QString("ior-easy"));
+        QVERIFY(!std::filesystem::exists(socket)); // removed on shutdown
+    }
+
     void badArguments()
     {
         int exitCode = 0;
@@ -72,6 +228,8 @@ private slots:
         QCOMPARE(exitCode, 2);
         runBench({"--target", "tcp://127.0.0.1:1", "rpc"}, &exitCode);
         QCOMPARE(exitCode, 1);
+        runBench({"--loop", "flush"}, &exitCode); // flush has no mount to serve
+        QCOMPARE(exitCode, 2);
     }
 };
 

@@ -19,4 +19,69 @@ struct CommitBenchOptions {
 // Concurrent durable writes with group commit against one fdatasync per write.
 Result<Report> runCommitBench(const BenchOptions &options, const CommitBenchOptions &commit);
 
+// --loop: repeat the mode's workload under one job id until SIGTERM/SIGINT, serving the control
+// socket bench-<name>.sock (FlushJob runs Mount::flushJob).
+struct LoopOptions {
+    bool enabled = false;
+    std::string jobId; // every worker thread's job id (also without --loop)
+    std::string name = "lutra-bench";
+};
+
+struct FlushBenchOptions {
+    unsigned pages = 262144;
+    unsigned objects = 1024; // each its own lock cookie
+    unsigned threads = 2;
+};
+// Releasing a full page cache lock by lock: batched (31 pages per shard-lock hold) against one
+// page per hold (LU-9906), in process.
+Result<Report> runFlushBench(const BenchOptions &options, const FlushBenchOptions &flush);
+
+struct SmallReadBenchOptions {
+    unsigned fileKb = 1024;
+};
+// 1-byte, 1 KiB and 4 KiB reads of cached data against pread() from the kernel page cache
+// (LU-9749).
+Result<Report> runSmallReadBench(const BenchOptions &options, const LoopOptions &loop,
+                                 const SmallReadBenchOptions &smallRead);
+
+struct CachedReadBenchOptions {
+    unsigned fileMb = 64;
+    unsigned transferKb = 1024;
+};
+// Reads of cached data against memcpy of the same size.
+Result<Report> runCachedReadBench(const BenchOptions &options, const LoopOptions &loop,
+                                  const CachedReadBenchOptions &cachedRead);
+
+struct IorEasyBenchOptions {
+    unsigned threads = 2;
+    unsigned fileMb = 64; // per thread
+    unsigned transferKb = 1024;
+};
+// IOR-easy: file per thread, large sequential transfers, write then cold read, against raw TCP
+// streaming between the same processes.
+Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &loop,
+                               const IorEasyBenchOptions &ior);
+
+struct IorHardBenchOptions {
+    unsigned ranks = 4; // threads sharing one Mount, each with its own open file
+    unsigned segments = 360;
+    unsigned transferBytes = 47008;
+};
+// IOR-hard: 47008-byte transfers interleaved by rank in one shared file, write then cold read,
+// against the same bytes read sequentially in 1 MiB transfers.
+Result<Report> runIorHardBench(const BenchOptions &options, const LoopOptions &loop,
+                               const IorHardBenchOptions &ior);
+// The IOR-hard read with max_cached_mb at a quarter of the file against enough cache (LU-13312).
+Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &loop,
+                                const IorHardBenchOptions &ior);
+
+struct MdtestBenchOptions {
+    unsigned threads = 2;
+    unsigned items = 200; // per thread, in its own directory
+};
+// mdtest: file and directory create / stat / remove rates against the kernel on a local
+// directory (LU-9972).
+Result<Report> runMdtestBench(const BenchOptions &options, const LoopOptions &loop,
+                              const MdtestBenchOptions &mdtest);
+
 } // namespace lutra::tools

@@ -1,4 +1,5 @@
 // lutra-bench: lutra measured against a baseline in the same run, reported as ratios.
+#include "bench_loop.h"
 #include "bench_modes.h"
 
 #include <CLI/CLI.hpp>
@@ -14,7 +15,8 @@ int main(int argc, char **argv)
     BenchOptions options;
     app.add_flag("--json", options.json, "print one JSON object");
     app.add_option("--target", options.target,
-                   "URI of a running lutra-target (default: spawn one on a temporary directory)");
+                   "URI of a running lutra-target; client modes take a comma-separated list "
+                   "(default: spawn them on a temporary directory)");
     app.add_option("--raw-baseline", options.rawBaseline,
                    "with --target: its plain-TCP baseline endpoint (lutra-target --raw-baseline)");
     app.add_option("--target-bin", options.targetBinary, "lutra-target to spawn")
@@ -22,6 +24,13 @@ int main(int argc, char **argv)
     app.add_option("--duration", options.durationSeconds, "seconds per measurement")
         ->capture_default_str()
         ->check(CLI::Range(0.05, 3600.0));
+
+    LoopOptions loop;
+    app.add_flag("--loop", loop.enabled,
+                 "repeat the mode's workload until SIGTERM/SIGINT, serving the control socket "
+                 "bench-<name>.sock (client modes)");
+    app.add_option("--job", loop.jobId, "job id of every worker thread's I/O");
+    app.add_option("--name", loop.name, "control socket name with --loop")->capture_default_str();
 
     RpcBenchOptions rpc;
     auto *rpcMode = app.add_subcommand(
@@ -43,12 +52,121 @@ int main(int argc, char **argv)
         ->capture_default_str()
         ->check(CLI::Range(1, 1 << 20));
 
+    FlushBenchOptions flush;
+    auto *flushMode = app.add_subcommand(
+        "flush", "release a full page cache lock by lock: batched vs one page per lock hold");
+    flushMode->add_option("--pages", flush.pages, "pages cached before each release")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1u << 26));
+    flushMode->add_option("--objects", flush.objects, "objects (one lock cookie each)")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1u << 20));
+    flushMode->add_option("--threads", flush.threads, "releasing threads")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+
+    SmallReadBenchOptions smallRead;
+    auto *smallReadMode = app.add_subcommand(
+        "small-read", "1 B / 1 KiB / 4 KiB cached reads vs pread() from the kernel page cache");
+    smallReadMode->add_option("--file-kb", smallRead.fileKb, "size of the file read")
+        ->capture_default_str()
+        ->check(CLI::Range(4u, 1u << 22));
+
+    CachedReadBenchOptions cachedRead;
+    auto *cachedReadMode =
+        app.add_subcommand("cached-read", "large reads of cached data vs memcpy of the same size");
+    cachedReadMode->add_option("--file-mb", cachedRead.fileMb, "size of the file read")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1u << 16));
+    cachedReadMode->add_option("--transfer-kb", cachedRead.transferKb, "bytes per read / 1024")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1u << 16));
+
+    IorEasyBenchOptions iorEasy;
+    auto *iorEasyMode = app.add_subcommand(
+        "ior-easy", "file per thread, sequential write then cold read, vs raw TCP streaming");
+    iorEasyMode->add_option("--threads", iorEasy.threads, "threads, one file each")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+    iorEasyMode->add_option("--file-mb", iorEasy.fileMb, "size of each file")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1u << 16));
+    iorEasyMode->add_option("--transfer-kb", iorEasy.transferKb, "bytes per transfer / 1024")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1u << 16));
+
+    IorHardBenchOptions iorHard;
+    const auto addHardOptions = [&iorHard](CLI::App *mode) {
+        mode->add_option("--ranks", iorHard.ranks, "ranks (threads sharing one mount)")
+            ->capture_default_str()
+            ->check(CLI::Range(1, 256));
+        mode->add_option("--segments", iorHard.segments, "transfers per rank")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 1u << 24));
+        mode->add_option("--transfer-bytes", iorHard.transferBytes, "bytes per transfer")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 1u << 26));
+    };
+    auto *iorHardMode = app.add_subcommand(
+        "ior-hard", "47008-byte transfers interleaved in one shared file vs sequential reads");
+    addHardOptions(iorHardMode);
+    auto *pressureMode = app.add_subcommand(
+        "pressure", "the ior-hard read with max_cached_mb at a quarter of the file vs enough");
+    addHardOptions(pressureMode);
+
+    MdtestBenchOptions mdtest;
+    auto *mdtestMode = app.add_subcommand(
+        "mdtest", "file and directory create/stat/remove rates vs the kernel on a local dir");
+    mdtestMode->add_option("--threads", mdtest.threads, "threads, one directory each")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+    mdtestMode->add_option("--items", mdtest.items, "files and directories per thread")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1u << 24));
+
     CLI11_PARSE(app, argc, argv);
     if (!options.rawBaseline.empty() && options.target.empty()) {
         std::fprintf(stderr, "lutra-bench: --raw-baseline needs --target\n");
         return 2;
     }
-    auto report = *rpcMode ? runRpcBench(options, rpc) : runCommitBench(options, commit);
+    const bool clientMode = *smallReadMode || *cachedReadMode || *iorEasyMode || *iorHardMode ||
+                            *pressureMode || *mdtestMode;
+    if (loop.enabled && !clientMode) {
+        std::fprintf(stderr, "lutra-bench: --loop needs a mode that mounts a client "
+                             "(small-read, cached-read, ior-easy, ior-hard, pressure, mdtest)\n");
+        return 2;
+    }
+    if (loop.enabled) {
+        installStopHandlers();
+    }
+    const auto run = [&]() -> lutra::Result<Report> {
+        if (*rpcMode) {
+            return runRpcBench(options, rpc);
+        }
+        if (*commitMode) {
+            return runCommitBench(options, commit);
+        }
+        if (*flushMode) {
+            return runFlushBench(options, flush);
+        }
+        if (*smallReadMode) {
+            return runSmallReadBench(options, loop, smallRead);
+        }
+        if (*cachedReadMode) {
+            return runCachedReadBench(options, loop, cachedRead);
+        }
+        if (*iorEasyMode) {
+            return runIorEasyBench(options, loop, iorEasy);
+        }
+        if (*iorHardMode) {
+            return runIorHardBench(options, loop, iorHard);
+        }
+        if (*pressureMode) {
+            return runPressureBench(options, loop, iorHard);
+        }
+        return runMdtestBench(options, loop, mdtest);
+    };
+    auto report = run();
     if (!report) {
         std::fprintf(stderr, "lutra-bench: %s\n", report.status().message().c_str());
         return 1;

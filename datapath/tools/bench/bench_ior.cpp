@@ -1,0 +1,455 @@
+// lutra-bench ior-easy, ior-hard and pressure: IOR's two standard workloads through the client
+// library, write then cold read, with read_ahead_stats deltas of the read phase.
+#include "bench_ior_cluster.h"
+#include "bench_loop.h"
+#include "bench_modes.h"
+#include "raw_client.h"
+#include "target/raw_baseline.h"
+
+#include <atomic>
+#include <thread>
+
+namespace lutra::tools {
+
+namespace {
+
+constexpr std::size_t kSequentialTransfer = 1 << 20;
+
+double megabytesPerSecond(std::uint64_t bytes, double seconds)
+{
+    return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e6 : 0;
+}
+
+// ---- ior-easy ----------------------------------------------------------------------------------
+
+std::string easyPath(unsigned thread)
+{
+    return "ior-easy." + std::to_string(thread);
+}
+
+Status easyWrite(client::Mount &mount, const IorEasyBenchOptions &ior, unsigned thread)
+{
+    const std::uint64_t fileBytes = std::uint64_t{ior.fileMb} << 20;
+    return writeClientFile(mount, easyPath(thread), fileBytes, std::size_t{ior.transferKb} * 1024,
+                           thread + 1);
+}
+
+Status easyRead(client::Mount &mount, const IorEasyBenchOptions &ior, unsigned thread)
+{
+    auto file = mount.open(easyPath(thread), client::kOpenRead);
+    if (!file) {
+        return file.status();
+    }
+    const std::uint64_t fileBytes = std::uint64_t{ior.fileMb} << 20;
+    if (auto status = readClientFile(**file, fileBytes, std::size_t{ior.transferKb} * 1024);
+        !status) {
+        return status;
+    }
+    return (*file)->close();
+}
+
+// Raw TCP streaming of the same bytes from the targets' baseline endpoints: thread t streams
+// from target t % targets, as its file's stripes are spread over all of them.
+Result<double> rawStream(const std::vector<std::string> &rawUris, const IorEasyBenchOptions &ior,
+                         const LoopOptions &loop)
+{
+    const std::uint64_t fileBytes = std::uint64_t{ior.fileMb} << 20;
+    const std::size_t transfer = std::size_t{ior.transferKb} * 1024;
+    return runPhase(ior.threads, loop, [&](unsigned t) -> Status {
+        auto connection = RawConnection::open(rawUris[t % rawUris.size()]);
+        if (!connection) {
+            return connection.status();
+        }
+        if (auto status = connection->request(target::RawBaseline::source, fileBytes); !status) {
+            return status;
+        }
+        std::vector<std::byte> buffer(transfer);
+        for (std::uint64_t done = 0; done < fileBytes; done += transfer) {
+            const auto length =
+                static_cast<std::size_t>(std::min<std::uint64_t>(transfer, fileBytes - done));
+            if (auto status = connection->receiveAll(buffer.data(), length); !status) {
+                return status;
+            }
+        }
+        return {};
+    });
+}
+
+// ---- ior-hard ----------------------------------------------------------------------------------
+
+constexpr const char *kHardPath = "ior-hard.dat";
+
+std::uint64_t hardFileBytes(const IorHardBenchOptions &ior)
+{
+    return std::uint64_t{ior.ranks} * ior.segments * ior.transferBytes;
+}
+
+// Rank r's k-th transfer is at (k * ranks + r) * transferBytes (IOR-hard's layout).
+std::uint64_t hardOffset(const IorHardBenchOptions &ior, unsigned rank, std::uint64_t k)
+{
+    return (k * ior.ranks + rank) * ior.transferBytes;
+}
+
+// Every rank's own open of the shared file, opened before a phase and closed after all ranks
+// finished: the client keeps the first open's target handle for an object shared by several
+// opens, so a rank closing early would break the others' I/O (reported to the lead).
+using RankFiles = std::vector<std::unique_ptr<client::File>>;
+
+Result<RankFiles> openRanks(client::Mount &mount, unsigned ranks, unsigned flags)
+{
+    RankFiles files;
+    for (unsigned r = 0; r < ranks; ++r) {
+        auto file = mount.open(kHardPath, flags);
+        if (!file) {
+            return file.status();
+        }
+        files.push_back(std::move(file).value());
+    }
+    return files;
+}
+
+Status closeRanks(RankFiles &files)
+{
+    Status first;
+    for (auto &file : files) {
+        if (auto status = file->close(); !status && first.ok()) {
+            first = status;
+        }
+    }
+    return first;
+}
+
+// Runs `work(file, rank)` on every rank, each with its own open of the shared file.
+Result<double> rankPhase(BenchCluster &cluster, unsigned ranks, unsigned flags,
+                         const std::function<Status(client::File &, unsigned)> &work)
+{
+    auto files = openRanks(cluster.mount(), ranks, flags);
+    if (!files) {
+        return files.status();
+    }
+    auto seconds =
+        runPhase(ranks, cluster.loop(), [&](unsigned r) { return work(*(*files)[r], r); });
+    const Status closed = closeRanks(*files);
+    if (!seconds) {
+        return seconds.status();
+    }
+    if (!closed) {
+        return closed;
+    }
+    return seconds;
+}
+
+Status hardWrite(client::File &file, const IorHardBenchOptions &ior, unsigned rank)
+{
+    std::vector<std::byte> buffer(ior.transferBytes);
+    fillPattern(buffer, rank + 1);
+    for (std::uint64_t k = 0; k < ior.segments; ++k) {
+        auto written = file.pwrite(buffer, hardOffset(ior, rank, k));
+        if (!written) {
+            return written.status();
+        }
+    }
+    return file.fsync();
+}
+
+// `cacheFull` counts reads that failed with "cache full" and were retried: the client returns
+// that to the application when max_cached_mb is too small for what is pinned at once (reported
+// to the lead); the bench counts and retries it so the pressure run still gives its numbers.
+Status hardRead(client::File &file, const IorHardBenchOptions &ior, unsigned rank,
+                std::atomic<std::uint64_t> &cacheFull)
+{
+    constexpr int kMaxRetries = 1000;
+    std::vector<std::byte> buffer(ior.transferBytes);
+    for (std::uint64_t k = 0; k < ior.segments; ++k) {
+        auto got = file.pread(buffer, hardOffset(ior, rank, k));
+        for (int retry = 0;
+             !got && got.status().code() == Errc::resource_exhausted && retry < kMaxRetries;
+             ++retry) {
+            ++cacheFull;
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+            got = file.pread(buffer, hardOffset(ior, rank, k));
+        }
+        if (!got) {
+            return got.status();
+        }
+        if (*got != buffer.size()) {
+            return Status(Errc::io_error, std::string(kHardPath) + ": short read");
+        }
+    }
+    return {};
+}
+
+// The baseline of ior-hard's read: the same bytes, each rank reading one contiguous slice in
+// 1 MiB transfers.
+Status sequentialRead(client::File &file, std::uint64_t fileBytes, unsigned ranks, unsigned rank)
+{
+    const std::uint64_t slice = (fileBytes + ranks - 1) / ranks;
+    const std::uint64_t begin = std::min(fileBytes, slice * rank);
+    const std::uint64_t end = std::min(fileBytes, begin + slice);
+    std::vector<std::byte> buffer(kSequentialTransfer);
+    for (std::uint64_t offset = begin; offset < end; offset += kSequentialTransfer) {
+        const auto length =
+            static_cast<std::size_t>(std::min<std::uint64_t>(kSequentialTransfer, end - offset));
+        auto got = file.pread(std::span(buffer).first(length), offset);
+        if (!got) {
+            return got.status();
+        }
+    }
+    return {};
+}
+
+struct ReadPhase {
+    double seconds = 0;
+    ReadAheadCounts before;
+    ReadAheadCounts after;
+};
+
+// A cold read phase: drop the client cache, then run `read()` (a phase over all ranks).
+Result<ReadPhase> coldRead(BenchCluster &cluster, const std::function<Result<double>()> &read)
+{
+    if (auto status = cluster.dropCache(); !status) {
+        return status;
+    }
+    ReadPhase phase;
+    phase.before = cluster.readAheadStats();
+    auto seconds = read();
+    if (!seconds) {
+        return seconds.status();
+    }
+    phase.seconds = *seconds;
+    phase.after = cluster.readAheadStats();
+    return phase;
+}
+
+Status checkHard(const IorHardBenchOptions &ior)
+{
+    if (ior.ranks == 0 || ior.ranks > 256 || ior.segments == 0 || ior.transferBytes == 0) {
+        return Status(Errc::out_of_range, "--ranks (1..256), --segments and --transfer-bytes "
+                                          "must be positive");
+    }
+    return {};
+}
+
+nlohmann::json hardParams(const BenchCluster &cluster, const IorHardBenchOptions &ior)
+{
+    return {{"targets", cluster.uris().size()},
+            {"spawned_targets", cluster.spawned()},
+            {"ranks", ior.ranks},
+            {"ranks_are", "threads sharing one Mount, each with its own open file"},
+            {"segments", ior.segments},
+            {"transfer_bytes", ior.transferBytes},
+            {"file_bytes", hardFileBytes(ior)},
+            {"layout", "rank r's k-th transfer at (k * ranks + r) * transfer_bytes"}};
+}
+
+} // namespace
+
+Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &loop,
+                               const IorEasyBenchOptions &ior)
+{
+    if (ior.threads == 0 || ior.threads > 256 || ior.fileMb == 0 || ior.transferKb == 0) {
+        return Status(Errc::out_of_range, "--threads (1..256), --file-mb and --transfer-kb must "
+                                          "be positive");
+    }
+    auto cluster = BenchCluster::start(options, loop, "lutra-bench-ior-easy");
+    if (!cluster) {
+        return cluster.status();
+    }
+    BenchCluster &c = **cluster;
+    const std::uint64_t totalBytes = (std::uint64_t{ior.fileMb} << 20) * ior.threads;
+    Report report;
+    report.mode = "ior-easy";
+    report.params = {{"targets", c.uris().size()},
+                     {"spawned_targets", c.spawned()},
+                     {"threads", ior.threads},
+                     {"file_mb", ior.fileMb},
+                     {"transfer_kb", ior.transferKb},
+                     {"layout", "file per thread, sequential; write + fsync, then cold read"},
+                     {"cold_read", "Mount::flushJob(\"\") between the phases"}};
+    const auto iteration = [&]() -> Status {
+        auto written =
+            runPhase(ior.threads, loop, [&](unsigned t) { return easyWrite(c.mount(), ior, t); });
+        if (!written) {
+            return written.status().withContext("write phase");
+        }
+        auto read = coldRead(c, [&] {
+            return runPhase(ior.threads, loop,
+                            [&](unsigned t) { return easyRead(c.mount(), ior, t); });
+        });
+        if (!read) {
+            return read.status().withContext("read phase");
+        }
+        const double readMBps = megabytesPerSecond(totalBytes, read->seconds);
+        report.results["write_MBps"] = rounded(megabytesPerSecond(totalBytes, *written));
+        report.results["read_MBps"] = rounded(readMBps);
+        report.results["read_ahead_stats"] = readAheadDelta(read->before, read->after);
+        report.ratios["ra_hit_ratio"] = rounded(raHitRatio(read->before, read->after));
+        if (c.rawUris().empty()) {
+            report.notes = {"no raw baseline endpoint (--raw-baseline): vs_raw_tcp not measured"};
+            return {};
+        }
+        auto raw = rawStream(c.rawUris(), ior, loop);
+        if (!raw) {
+            return raw.status().withContext("raw TCP stream");
+        }
+        const double rawMBps = megabytesPerSecond(totalBytes, *raw);
+        report.results["raw_tcp_MBps"] = rounded(rawMBps);
+        report.ratios["vs_raw_tcp"] = rounded(readMBps / rawMBps);
+        return {};
+    };
+    if (auto status = repeatWorkload(c, iteration); !status) {
+        return status;
+    }
+    return report;
+}
+
+Result<Report> runIorHardBench(const BenchOptions &options, const LoopOptions &loop,
+                               const IorHardBenchOptions &ior)
+{
+    if (auto status = checkHard(ior); !status) {
+        return status;
+    }
+    auto cluster = BenchCluster::start(options, loop, "lutra-bench-ior-hard");
+    if (!cluster) {
+        return cluster.status();
+    }
+    BenchCluster &c = **cluster;
+    const std::uint64_t fileBytes = hardFileBytes(ior);
+    Report report;
+    report.mode = "ior-hard";
+    report.params = hardParams(c, ior);
+    report.params["baseline"] = "the same file, each rank reading a contiguous slice in 1 MiB "
+                                "transfers, cold";
+    std::atomic<std::uint64_t> cacheFull{0};
+    const auto hardReader = [&](client::File &file, unsigned r) {
+        return hardRead(file, ior, r, cacheFull);
+    };
+    const auto iteration = [&]() -> Status {
+        if (auto status = writeClientFile(c.mount(), kHardPath, 0, 1, 0); !status) {
+            return status.withContext("truncating " + std::string(kHardPath));
+        }
+        auto written =
+            rankPhase(c, ior.ranks, client::kOpenWrite,
+                      [&](client::File &file, unsigned r) { return hardWrite(file, ior, r); });
+        if (!written) {
+            return written.status().withContext("write phase");
+        }
+        auto read =
+            coldRead(c, [&] { return rankPhase(c, ior.ranks, client::kOpenRead, hardReader); });
+        if (!read) {
+            return read.status().withContext("read phase");
+        }
+        auto sequential = coldRead(c, [&] {
+            return rankPhase(c, ior.ranks, client::kOpenRead, [&](client::File &file, unsigned r) {
+                return sequentialRead(file, fileBytes, ior.ranks, r);
+            });
+        });
+        if (!sequential) {
+            return sequential.status().withContext("sequential read");
+        }
+        report.results["cache_full_retries"] = cacheFull.exchange(0);
+        const double readMBps = megabytesPerSecond(fileBytes, read->seconds);
+        const double sequentialMBps = megabytesPerSecond(fileBytes, sequential->seconds);
+        report.results["write_MBps"] = rounded(megabytesPerSecond(fileBytes, *written));
+        report.results["read_MBps"] = rounded(readMBps);
+        report.results["sequential_read_MBps"] = rounded(sequentialMBps);
+        report.results["read_ahead_stats"] = readAheadDelta(read->before, read->after);
+        report.results["sequential_read_ahead_stats"] =
+            readAheadDelta(sequential->before, sequential->after);
+        report.ratios["ra_hit_ratio"] = rounded(raHitRatio(read->before, read->after));
+        report.ratios["vs_sequential"] = rounded(readMBps / sequentialMBps);
+        return {};
+    };
+    if (auto status = repeatWorkload(c, iteration); !status) {
+        return status;
+    }
+    return report;
+}
+
+Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &loop,
+                                const IorHardBenchOptions &ior)
+{
+    if (auto status = checkHard(ior); !status) {
+        return status;
+    }
+    auto cluster = BenchCluster::start(options, loop, "lutra-bench-pressure");
+    if (!cluster) {
+        return cluster.status();
+    }
+    BenchCluster &c = **cluster;
+    const std::uint64_t fileBytes = hardFileBytes(ior);
+    const std::uint64_t quarterMb = std::max<std::uint64_t>(1, (fileBytes >> 20) / 4);
+    auto original =
+        c.registry().get("llite." + std::string(BenchCluster::kFsName) + ".max_cached_mb");
+    if (!original || original->empty()) {
+        return Status(Errc::not_found, "llite.bench.max_cached_mb is not published");
+    }
+    const std::string enough = original->front().value;
+    Report report;
+    report.mode = "pressure";
+    report.params = hardParams(c, ior);
+    report.params["pressured_max_cached_mb"] = quarterMb;
+    report.params["unpressured_max_cached_mb"] = enough;
+    if ((std::uint64_t{1} << 20) * quarterMb * 2 > fileBytes) {
+        report.notes.push_back("file too small for a quarter of it to be a real limit; raise "
+                               "--segments");
+    }
+    // Written once, sequentially: only the read is measured.
+    if (auto status = writeClientFile(c.mount(), kHardPath, fileBytes, kSequentialTransfer, 3);
+        !status) {
+        return status.withContext("writing " + std::string(kHardPath));
+    }
+    std::atomic<std::uint64_t> cacheFull{0};
+    const auto read = [&] {
+        return rankPhase(c, ior.ranks, client::kOpenRead, [&](client::File &file, unsigned r) {
+            return hardRead(file, ior, r, cacheFull);
+        });
+    };
+    const auto iteration = [&]() -> Status {
+        if (auto status = c.setLlite("max_cached_mb", enough); !status) {
+            return status;
+        }
+        cacheFull = 0;
+        auto unpressured = coldRead(c, read);
+        const std::uint64_t unpressuredCacheFull = cacheFull.exchange(0);
+        if (!unpressured) {
+            return unpressured.status().withContext("unpressured read");
+        }
+        if (auto status = c.dropCache(); !status) {
+            return status;
+        }
+        if (auto status = c.setLlite("max_cached_mb", std::to_string(quarterMb)); !status) {
+            return status;
+        }
+        auto pressured = coldRead(c, read);
+        if (auto status = c.setLlite("max_cached_mb", enough); !status) {
+            return status;
+        }
+        if (!pressured) {
+            return pressured.status().withContext("pressured read");
+        }
+        const double unpressuredMBps = megabytesPerSecond(fileBytes, unpressured->seconds);
+        const double pressuredMBps = megabytesPerSecond(fileBytes, pressured->seconds);
+        const auto discarded = deltaOf(pressured->before, pressured->after, "read_but_discarded");
+        const auto readahead = deltaOf(pressured->before, pressured->after, "readahead_pages");
+        report.results["unpressured_read_MBps"] = rounded(unpressuredMBps);
+        report.results["pressured_read_MBps"] = rounded(pressuredMBps);
+        report.results["read_ahead_stats"] = readAheadDelta(pressured->before, pressured->after);
+        report.results["unpressured_read_ahead_stats"] =
+            readAheadDelta(unpressured->before, unpressured->after);
+        report.results["read_but_discarded_ratio"] =
+            readahead > 0 ? rounded(static_cast<double>(discarded) / static_cast<double>(readahead))
+                          : 0.0;
+        report.results["ra_hit_ratio"] = rounded(raHitRatio(pressured->before, pressured->after));
+        report.results["unpressured_cache_full_retries"] = unpressuredCacheFull;
+        report.results["pressured_cache_full_retries"] = cacheFull.load();
+        report.ratios["pressured_vs_unpressured"] = rounded(pressuredMBps / unpressuredMBps);
+        return {};
+    };
+    if (auto status = repeatWorkload(c, iteration); !status) {
+        return status;
+    }
+    return report;
+}
+
+} // namespace lutra::tools

@@ -1,0 +1,154 @@
+// lutra-bench small-read: small reads of cached data through the client (the LU-9749 fast path)
+// against pread() of the same bytes from a file in the kernel page cache, same run.
+#include "bench_ior_cluster.h"
+#include "bench_loop.h"
+#include "bench_modes.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+
+namespace lutra::tools {
+
+namespace {
+
+constexpr std::array<std::size_t, 3> kSizes{1, 1024, 4096};
+
+std::string sizeName(std::size_t size)
+{
+    return size == 1 ? "1B" : std::to_string(size / 1024) + "KiB";
+}
+
+// The next offset of a stream of `size`-byte reads over `fileBytes`, wrapping at the end.
+std::uint64_t advance(std::uint64_t offset, std::size_t size, std::uint64_t fileBytes)
+{
+    offset += size;
+    return offset + size > fileBytes ? 0 : offset;
+}
+
+class LocalFile {
+public:
+    ~LocalFile()
+    {
+        if (m_fd >= 0) {
+            ::close(m_fd);
+        }
+    }
+    // Writes `bytes` to `path` and reads it back once, so it sits in the kernel page cache.
+    Status create(const std::string &path, std::span<const std::byte> bytes)
+    {
+        m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (m_fd < 0 ||
+            ::pwrite(m_fd, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size())) {
+            return Status(Errc::io_error, "cannot write " + path);
+        }
+        std::vector<std::byte> back(bytes.size());
+        if (::pread(m_fd, back.data(), back.size(), 0) != static_cast<ssize_t>(back.size())) {
+            return Status(Errc::io_error, "cannot read " + path);
+        }
+        return {};
+    }
+    int fd() const noexcept { return m_fd; }
+
+private:
+    int m_fd = -1;
+};
+
+} // namespace
+
+Result<Report> runSmallReadBench(const BenchOptions &options, const LoopOptions &loop,
+                                 const SmallReadBenchOptions &smallRead)
+{
+    const std::uint64_t fileBytes = std::uint64_t{smallRead.fileKb} * 1024;
+    if (fileBytes < kSizes.back()) {
+        return Status(Errc::out_of_range, "--file-kb must be at least 4");
+    }
+    auto cluster = BenchCluster::start(options, loop, "lutra-bench-small-read");
+    if (!cluster) {
+        return cluster.status();
+    }
+    if (!loop.jobId.empty()) {
+        client::Mount::setThreadJobId(loop.jobId);
+    }
+    client::Mount &mount = (*cluster)->mount();
+    const std::string path = "small-read.dat";
+    if (auto status = writeClientFile(mount, path, fileBytes, 1 << 20, 1); !status) {
+        return status.withContext("writing " + path);
+    }
+    auto file = mount.open(path, client::kOpenRead);
+    if (!file) {
+        return file.status();
+    }
+    auto scratch = TempDir::create("lutra-bench-small-read-local");
+    if (!scratch) {
+        return scratch.status();
+    }
+    std::vector<std::byte> contents(fileBytes);
+    if (auto got = (*file)->pread(contents, 0); !got || *got != fileBytes) {
+        return Status(Errc::io_error, "warming " + path + " failed");
+    }
+    LocalFile local;
+    if (auto status = local.create(scratch->path() + "/small-read.dat", contents); !status) {
+        return status;
+    }
+
+    Report report;
+    report.mode = "small-read";
+    report.params = {{"targets", (*cluster)->uris().size()},
+                     {"spawned_targets", (*cluster)->spawned()},
+                     {"file_kb", smallRead.fileKb},
+                     {"duration_s", options.durationSeconds},
+                     {"threads", 1},
+                     {"pattern", "sequential, wrapping; cached (read once to warm)"}};
+    const auto iteration = [&]() -> Status {
+        std::array<std::byte, kSizes.back()> buffer{};
+        const ReadAheadCounts before = (*cluster)->readAheadStats();
+        // Warm again: a FlushJob from the control socket (--loop) may have dropped the pages.
+        if (auto status = readClientFile(**file, fileBytes, 1 << 20); !status) {
+            return status;
+        }
+        for (const std::size_t size : kSizes) {
+            std::uint64_t offset = 0;
+            auto lutra = timedLoop(options.durationSeconds, [&]() -> Status {
+                auto got = (*file)->pread(std::span(buffer).first(size), offset);
+                if (!got) {
+                    return got.status();
+                }
+                offset = advance(offset, size, fileBytes);
+                return {};
+            });
+            if (!lutra) {
+                return lutra.status().withContext("lutra pread");
+            }
+            offset = 0;
+            auto kernel = timedLoop(options.durationSeconds, [&]() -> Status {
+                if (::pread(local.fd(), buffer.data(), size, static_cast<off_t>(offset)) !=
+                    static_cast<ssize_t>(size)) {
+                    return Status(Errc::io_error, "kernel pread failed");
+                }
+                offset = advance(offset, size, fileBytes);
+                return {};
+            });
+            if (!kernel) {
+                return kernel.status();
+            }
+            const std::string name = sizeName(size);
+            report.results["lutra_" + name + "_reads_per_s"] = rounded(*lutra);
+            report.results["kernel_" + name + "_reads_per_s"] = rounded(*kernel);
+            report.ratios[size == 1 ? std::string("vs_kernel_pread") : "vs_kernel_pread_" + name] =
+                rounded(*lutra / *kernel);
+        }
+        report.results["read_ahead_stats"] = readAheadDelta(before, (*cluster)->readAheadStats());
+        return {};
+    };
+    if (auto status = repeatWorkload(**cluster, iteration); !status) {
+        return status;
+    }
+    if (auto status = (*file)->close(); !status) {
+        return status;
+    }
+    return report;
+}
+
+} // namespace lutra::tools
