@@ -140,9 +140,11 @@ std::shared_ptr<ObjectState> TargetContext::opened(std::uint64_t objectId, std::
         entry->handle = handle;
         entry->size = size;
     } else {
-        entry->size = std::max(entry->size.load(), size);
+        std::uint64_t known = entry->size.load();
+        while (size > known && !entry->size.compare_exchange_weak(known, size)) {
+        }
     }
-    ++entry->opens;
+    entry->handles.push_back(handle);
     return entry;
 }
 
@@ -152,12 +154,19 @@ std::vector<std::pair<std::uint64_t, std::shared_ptr<ObjectState>>> TargetContex
     return {m_objects.begin(), m_objects.end()};
 }
 
-void TargetContext::closed(std::uint64_t objectId)
+void TargetContext::closed(std::uint64_t objectId, std::uint64_t handle)
 {
     std::lock_guard lock(m_mutex);
     const auto it = m_objects.find(objectId);
-    if (it != m_objects.end() && --it->second->opens == 0) {
+    if (it == m_objects.end()) {
+        return;
+    }
+    ObjectState &object = *it->second;
+    std::erase(object.handles, handle);
+    if (object.handles.empty()) {
         m_objects.erase(it);
+    } else if (object.handle.load() == handle) {
+        object.handle = object.handles.back(); // RPCs go on through a handle still open
     }
 }
 
@@ -170,7 +179,7 @@ Result<locks::Grant> TargetContext::enqueue(const engine::ObjectKey &key, locks:
                       "lock enqueue: object " + std::to_string(key.object) + " is not open");
     }
     protocol::LockEnqueueRequest request;
-    request.handle = state->handle;
+    request.handle = state->handle.load();
     request.mode = mode == locks::LockMode::PW ? protocol::LockMode::pw : protocol::LockMode::pr;
     const std::string jobId = engine.jobs.name(job);
     auto reply = session.call(request, jobId.empty() ? std::string_view("lutra.lock") : jobId,
@@ -325,8 +334,8 @@ Status Engine::fill(TargetContext &target, ObjectState &object, std::span<PageRe
     for (std::size_t p = 0; p < pieces.size(); ++p) {
         const Piece &piece = pieces[p];
         const Status submitted = target.osc->submitRead(
-            object.handle, scratch[piece.first].index(), static_cast<std::uint32_t>(piece.count),
-            static_cast<std::uint16_t>(kPageSize),
+            object.handle.load(), scratch[piece.first].index(),
+            static_cast<std::uint32_t>(piece.count), static_cast<std::uint16_t>(kPageSize),
             std::span(segments).subspan(piece.segmentBegin, piece.segmentCount), job,
             waiter.completionFor(p));
         if (!submitted) {
@@ -369,7 +378,10 @@ Result<std::size_t> Engine::readObject(FileData &file, std::uint32_t targetIndex
     const engine::JobTag tag = jobs.currentTag();
 
     // Fast path: cached pages are covered by a lock (cancels drop them), so just copy.
-    std::size_t done = fastRead.load(std::memory_order_relaxed)
+    const std::uint64_t marker = file.markers[targetIndex].load(std::memory_order_relaxed);
+    const bool touchesMarker = !out.empty() && marker >= offset / kPageSize &&
+                               marker <= (offset + out.size() - 1) / kPageSize;
+    std::size_t done = fastRead.load(std::memory_order_relaxed) && !touchesMarker
                            ? cache.readCached(key, offset, out, tag, file.prevPos)
                            : 0;
     if (done > 0) {
@@ -398,7 +410,7 @@ Result<std::size_t> Engine::readObject(FileData &file, std::uint32_t targetIndex
     pages.reserve(last - first + 1);
     std::uint64_t missing = 0;
     for (engine::PageIndex index = first; index <= last; ++index) {
-        auto page = cache.grab(key, index, tag, cache::Wait::yes);
+        auto page = grabForIo(key, index, tag);
         if (!page) {
             return page.status().withContext("read");
         }
@@ -424,6 +436,8 @@ Result<std::size_t> Engine::readObject(FileData &file, std::uint32_t targetIndex
         const std::size_t cached = cache.cachedPages();
         info.cacheRoom = limit > cached ? limit - cached : 0;
         plan = file.readahead[targetIndex].onRead(info);
+        file.markers[targetIndex].store(file.readahead[targetIndex].marker(),
+                                        std::memory_order_relaxed);
     }
     std::uint64_t readAhead = 0;
     while (auto range = plan.next()) {
@@ -489,7 +503,7 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
             const std::uint64_t pageStart = index * kPageSize;
             const std::uint64_t from = std::max(pageStart, offset);
             const std::uint64_t to = std::min(pageStart + kPageSize, end);
-            auto page = cache.grab(key, index, tag, cache::Wait::yes);
+            auto page = grabForIo(key, index, tag);
             if (!page) {
                 return page.status().withContext("write");
             }
@@ -559,8 +573,8 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
                 lastBytes = size - pieceLast * kPageSize; // the object ends inside this page
             }
             const Status submitted = target.osc->submitWrite(
-                object.handle, run[piece.first].index(), static_cast<std::uint32_t>(piece.count),
-                static_cast<std::uint16_t>(lastBytes),
+                object.handle.load(), run[piece.first].index(),
+                static_cast<std::uint32_t>(piece.count), static_cast<std::uint16_t>(lastBytes),
                 std::span(segments).subspan(piece.segmentBegin, piece.segmentCount), job,
                 waiter.completionFor(p));
             if (!submitted) {
@@ -576,6 +590,26 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
             written += waiter.bytes(p);
         }
         from = lastIndex + 1;
+    }
+}
+
+Result<PageRef> Engine::grabForIo(const engine::ObjectKey &key, engine::PageIndex index,
+                                  engine::JobTag tag)
+{
+    constexpr int kAttempts = 200;
+    for (int attempt = 0;; ++attempt) {
+        auto page = cache.grab(key, index, tag, cache::Wait::yes);
+        if (page || page.status().code() != Errc::resource_exhausted || attempt == kAttempts) {
+            return page;
+        }
+        // Everything cached is dirty or pinned: write back what this client has open, so
+        // reclaim finds clean pages; then wait briefly for pinned ones to be let go.
+        for (auto &target : targets) {
+            for (auto &[objectId, object] : target->openObjects()) {
+                (void)writeBack(*target, {target->index, objectId}, *object, "lutra.reclaim");
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
 }
 

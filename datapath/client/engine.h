@@ -29,9 +29,11 @@ namespace lutra::client {
 
 // A stripe object this client has open.
 struct ObjectState {
-    std::uint64_t handle = 0;           // open handle on its target
+    // An open handle on its target that RPCs use: any of the open files' handles (a file that
+    // closes hands over to another one's).
+    std::atomic<std::uint64_t> handle{0};
+    std::vector<std::uint64_t> handles; // every open's handle (guarded by the target's mutex)
     std::atomic<std::uint64_t> size{0}; // bytes, as far as this client knows
-    std::uint32_t opens = 0;            // open files using it (guarded by the target's mutex)
     std::mutex writeback;               // one write-back of this object at a time
 };
 
@@ -53,7 +55,8 @@ public:
     // Registers an open of `objectId` through `handle`; returns the shared state.
     std::shared_ptr<ObjectState> opened(std::uint64_t objectId, std::uint64_t handle,
                                         std::uint64_t size);
-    void closed(std::uint64_t objectId);
+    // Forgets one open's handle; call before closing that handle on the target.
+    void closed(std::uint64_t objectId, std::uint64_t handle);
 
     Engine &engine;
     const std::uint32_t index;
@@ -72,8 +75,11 @@ struct FileData {
     std::vector<std::shared_ptr<ObjectState>> objects;
     std::mutex readaheadMutex;
     std::vector<readahead::FileReadahead> readahead; // per stripe object
-    std::atomic<std::uint64_t> position{0};          // for read()/write()
-    std::uint64_t prevPos = cache::kNoPosition;      // the fast path's stream hint
+    // Each stripe object's readahead marker page (PG_readahead): the fast path steps aside for
+    // a read that touches it, so the slow path can start the next window before it is needed.
+    std::unique_ptr<std::atomic<std::uint64_t>[]> markers;
+    std::atomic<std::uint64_t> position{0};     // for read()/write()
+    std::uint64_t prevPos = cache::kNoPosition; // the fast path's stream hint
 };
 
 class Engine {
@@ -129,6 +135,10 @@ private:
     Status fill(TargetContext &target, ObjectState &object, std::span<cache::PageRef> pages,
                 std::uint64_t lockHandle, std::string_view job);
     transport::Deadline deadline() const { return transport::deadlineIn(options.rpcTimeout); }
+    // grab for the demand path: when the cache is full of dirty pages, write back and retry
+    // (readers and writers wait for room, they do not fail).
+    Result<cache::PageRef> grabForIo(const engine::ObjectKey &key, engine::PageIndex index,
+                                     engine::JobTag tag);
     // Ages the lock LRUs (lru_max_age) about once a second.
     void ageLocks();
     std::mutex m_agingMutex;

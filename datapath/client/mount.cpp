@@ -375,12 +375,10 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
     file->path = std::string(path);
     const auto closeOpened = [&] {
         for (std::size_t t = 0; t < file->handles.size(); ++t) {
+            impl.engine->targets[t]->closed(file->objectIds[t], file->handles[t]);
             protocol::CloseRequest close;
             close.handle = file->handles[t];
             (void)impl.sessions[t]->call(close, "lutra.undo", impl.deadline());
-        }
-        for (std::size_t t = 0; t < file->objectIds.size(); ++t) {
-            impl.engine->targets[t]->closed(file->objectIds[t]);
         }
     };
     for (std::size_t t = 0; t < impl.sessions.size(); ++t) {
@@ -426,6 +424,10 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
         file->data.keys.push_back({static_cast<std::uint32_t>(t), file->objectIds.back()});
         file->data.readahead.emplace_back(impl.engine->readahead);
     }
+    file->data.markers = std::make_unique<std::atomic<std::uint64_t>[]>(file->data.keys.size());
+    for (std::size_t t = 0; t < file->data.keys.size(); ++t) {
+        file->data.markers[t] = readahead::FileReadahead::kNoMarker;
+    }
     return std::make_unique<File>(std::move(file));
 }
 
@@ -454,13 +456,14 @@ Status File::close()
     Mount::Impl &mount = *m_impl->mount;
     Status first = fsync(); // write-back on close: nothing written is lost
     for (std::size_t t = 0; t < m_impl->handles.size(); ++t) {
+        // Hand the shared object over to another open's handle before this one goes away.
+        mount.engine->targets[t]->closed(m_impl->objectIds[t], m_impl->handles[t]);
         protocol::CloseRequest close;
         close.handle = m_impl->handles[t];
         auto reply = mount.sessions[t]->call(close, mount.jobs.current(), mount.deadline());
         if (!reply && first.ok()) {
             first = reply.status().withContext("close " + m_impl->path + " on " + mount.where(t));
         }
-        mount.engine->targets[t]->closed(m_impl->objectIds[t]);
     }
     return first;
 }

@@ -304,6 +304,22 @@ private slots:
         QVERIFY(blocks > 0);
     }
 
+    void aSharedObjectOutlivesItsFirstOpener()
+    {
+        auto client = mount();
+        auto first = client->open("twice", kOpenRead | kOpenWrite | kOpenCreate);
+        auto second = client->open("twice", kOpenRead | kOpenWrite);
+        QVERIFY(first.ok() && second.ok());
+        QVERIFY((*first)->close().ok()); // the handle the engine first used goes away
+        const auto data = pattern(300000, 9);
+        auto wrote = (*second)->pwrite(data, 0);
+        QVERIFY2(wrote.ok(), wrote.status().toString().c_str());
+        QVERIFY((*second)->fsync().ok());
+        std::vector<std::byte> back(data.size());
+        QCOMPARE(*(*second)->pread(back, 0), data.size());
+        QVERIFY(back == data);
+    }
+
     void fastReadCanBeTurnedOff()
     {
         params::Registry registry;
@@ -313,7 +329,8 @@ private slots:
         QVERIFY((*file)->pwrite(data, 0).ok());
         const params::Assignment off{"llite.lutra.fast_read", "off"};
         QVERIFY(registry.set(std::span(&off, 1), "test").status.ok());
-        const auto before = counter(registry, "llite.lutra.read_ahead_stats", "failed_to_fast_read");
+        const auto before =
+            counter(registry, "llite.lutra.read_ahead_stats", "failed_to_fast_read");
         std::vector<std::byte> back(data.size());
         QCOMPARE(*(*file)->pread(back, 0), data.size());
         QVERIFY(back == data);
