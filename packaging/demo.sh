@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lutra's main job. Installs what lutra needs, builds the release tree and runs the demo.
 # For now the demo walks through what exists: the parameter contract every datapath process
-# publishes, then a real lutra-target measured by lutra-bench against same-run baselines.
+# publishes, then real lutra-target processes measured by lutra-bench against same-run
+# baselines, with the client engine on top.
 # Later issues turn it into a local demo cluster with the console.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,3 +24,6 @@ step "$bin/lutra-params" set 'osc.*.max_pages_per_rpc=8M' 'osc.ost0.max_dirty_mb
 # and group commit against one fdatasync per write:
 step "$bin/lutra-bench" --duration 1 rpc
 step "$bin/lutra-bench" --duration 1 commit
+# The client engine (page cache, readahead, locks, write-back) over two striped targets:
+step "$bin/lutra-bench" ior-easy --file-mb 32
+step "$bin/lutra-bench" small-read
