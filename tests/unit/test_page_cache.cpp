@@ -3,6 +3,7 @@
 // when nothing is reclaimable, pages per release lock hold (31), per-object / per-lock / per-job
 // / global release counts, dirty-run collection and accounting, chunk registration hooks, and no
 // heap allocation on the hit, grab and release paths in steady state.
+#include "allocation_counter.h"
 #include "core/cache/page_cache.h"
 #include "core/params/registry.h"
 
@@ -13,43 +14,6 @@
 #include <cstring>
 #include <new>
 #include <vector>
-
-// Counts heap allocations while armed.
-namespace {
-std::atomic<bool> g_countAllocations{false};
-std::atomic<long> g_allocations{0};
-} // namespace
-
-void *operator new(std::size_t size)
-{
-    if (g_countAllocations.load(std::memory_order_relaxed)) {
-        g_allocations.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (void *p = std::malloc(size == 0 ? 1 : size)) {
-        return p;
-    }
-    throw std::bad_alloc();
-}
-void *operator new[](std::size_t size)
-{
-    return operator new(size);
-}
-void operator delete(void *p) noexcept
-{
-    std::free(p);
-}
-void operator delete[](void *p) noexcept
-{
-    std::free(p);
-}
-void operator delete(void *p, std::size_t) noexcept
-{
-    std::free(p);
-}
-void operator delete[](void *p, std::size_t) noexcept
-{
-    std::free(p);
-}
 
 using namespace lutra;
 using namespace lutra::cache;
@@ -522,6 +486,7 @@ private slots:
         std::vector<PageRef> run(8);
         QVERIFY(cache.readCached(kA, 0, out, 1) == out.size()); // warm (thread counters)
 
+        QVERIFY(allocationCounterWorks());
         g_allocations = 0;
         g_countAllocations = true;
         bool ok = true;

@@ -2,6 +2,7 @@
 // (golden bytes written by hand), every truncation and every broken field is a clean
 // protocol_error naming what and where, encode never writes past the buffer, and neither
 // direction allocates. Also keeps the fuzzer's seed corpus in step with the format.
+#include "allocation_counter.h"
 #include "protocol/codec.h"
 #include "protocol/little_endian.h"
 #include "test_protocol_samples.h"
@@ -16,43 +17,6 @@
 #include <new>
 #include <set>
 #include <vector>
-
-// Counts heap allocations while armed, to prove encode/decode allocate nothing.
-namespace {
-std::atomic<bool> g_countAllocations{false};
-std::atomic<long> g_allocations{0};
-} // namespace
-
-void *operator new(std::size_t size)
-{
-    if (g_countAllocations.load(std::memory_order_relaxed)) {
-        g_allocations.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (void *p = std::malloc(size == 0 ? 1 : size)) {
-        return p;
-    }
-    throw std::bad_alloc();
-}
-void *operator new[](std::size_t size)
-{
-    return operator new(size);
-}
-void operator delete(void *p) noexcept
-{
-    std::free(p);
-}
-void operator delete[](void *p) noexcept
-{
-    std::free(p);
-}
-void operator delete(void *p, std::size_t) noexcept
-{
-    std::free(p);
-}
-void operator delete[](void *p, std::size_t) noexcept
-{
-    std::free(p);
-}
 
 using namespace lutra;
 using namespace lutra::protocol;
@@ -641,6 +605,7 @@ private slots:
         for (const auto &sample : samples()) {
             encoded.push_back(Bytes(encodedSize(sample.message)));
         }
+        QVERIFY(allocationCounterWorks());
         g_allocations = 0;
         g_countAllocations = true;
         bool allOk = true;

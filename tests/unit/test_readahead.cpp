@@ -2,6 +2,7 @@
 // the marker page, random reads, byte-stride detection (IOR-hard's 47008-byte transfers), whole-
 // file readahead, EOF, the mount budget, RPC splitting, the counters each decision moves, the
 // parameter binding, and no allocation per read.
+#include "allocation_counter.h"
 #include "core/params/registry.h"
 #include "core/readahead/readahead.h"
 #include "core/readahead/simulator.h"
@@ -12,61 +13,6 @@
 #include <cstdlib>
 #include <new>
 #include <vector>
-
-// Counts heap allocations while armed, to prove the per-read path allocates nothing.
-namespace {
-std::atomic<bool> g_countAllocations{false};
-std::atomic<long> g_allocations{0};
-} // namespace
-
-void *operator new(std::size_t size)
-{
-    if (g_countAllocations.load(std::memory_order_relaxed)) {
-        g_allocations.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (void *p = std::malloc(size == 0 ? 1 : size)) {
-        return p;
-    }
-    throw std::bad_alloc();
-}
-void *operator new[](std::size_t size)
-{
-    return operator new(size);
-}
-// The nothrow forms too (std::stable_partition's buffer uses them), so every delete below frees
-// what malloc gave.
-void *operator new(std::size_t size, const std::nothrow_t &) noexcept
-{
-    return std::malloc(size == 0 ? 1 : size);
-}
-void *operator new[](std::size_t size, const std::nothrow_t &) noexcept
-{
-    return std::malloc(size == 0 ? 1 : size);
-}
-void operator delete(void *p) noexcept
-{
-    std::free(p);
-}
-void operator delete[](void *p) noexcept
-{
-    std::free(p);
-}
-void operator delete(void *p, std::size_t) noexcept
-{
-    std::free(p);
-}
-void operator delete[](void *p, std::size_t) noexcept
-{
-    std::free(p);
-}
-void operator delete(void *p, const std::nothrow_t &) noexcept
-{
-    std::free(p);
-}
-void operator delete[](void *p, const std::nothrow_t &) noexcept
-{
-    std::free(p);
-}
 
 using namespace lutra;
 using namespace lutra::readahead;
@@ -474,6 +420,7 @@ private slots:
         read.maxPagesPerRpc = 64;
         mount.stats().add(ra_hits, 0); // this thread's counter shard picked before arming
         std::uint64_t planned = 0;
+        QVERIFY(allocationCounterWorks());
         g_allocations = 0;
         g_countAllocations = true;
         for (PageIndex page = 0; page < 20000; ++page) {
