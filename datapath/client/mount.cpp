@@ -87,6 +87,22 @@ struct Mount::Impl {
         return attr;
     }
 
+    // A removal: target 0 decides (not empty, missing); the others follow, and a name already
+    // gone there is fine (an earlier removal that failed half-way).
+    template <typename Request>
+    Status removeEverywhere(const Request &request, std::string_view what, std::string_view path)
+    {
+        const std::string job(jobs.current());
+        for (std::size_t t = 0; t < sessions.size(); ++t) {
+            auto reply = sessions[t]->call(request, job, deadline());
+            if (!reply && (t == 0 || reply.status().code() != Errc::not_found)) {
+                return reply.status().withContext(std::string(what) + " " + std::string(path) +
+                                                  " on " + where(t));
+            }
+        }
+        return {};
+    }
+
     // Calls `request` on every target in order; on the first failure, `undo` is called for the
     // targets already done (in reverse) and the failure is returned with its target named.
     template <typename Request, typename Undo>
@@ -304,33 +320,14 @@ Status Mount::rmdir(std::string_view path)
 {
     protocol::RmdirRequest request;
     request.path = path;
-    Impl &impl = *m_impl;
-    const std::string job(impl.jobs.current());
-    // Target 0 decides (not empty, missing); the others follow, already-gone is fine there.
-    for (std::size_t t = 0; t < impl.sessions.size(); ++t) {
-        auto reply = impl.sessions[t]->call(request, job, impl.deadline());
-        if (!reply && (t == 0 || reply.status().code() != Errc::not_found)) {
-            return reply.status().withContext("rmdir " + std::string(path) + " on " +
-                                              impl.where(t));
-        }
-    }
-    return {};
+    return m_impl->removeEverywhere(request, "rmdir", path);
 }
 
 Status Mount::unlink(std::string_view path)
 {
     protocol::UnlinkRequest request;
     request.path = path;
-    Impl &impl = *m_impl;
-    const std::string job(impl.jobs.current());
-    for (std::size_t t = 0; t < impl.sessions.size(); ++t) {
-        auto reply = impl.sessions[t]->call(request, job, impl.deadline());
-        if (!reply && (t == 0 || reply.status().code() != Errc::not_found)) {
-            return reply.status().withContext("unlink " + std::string(path) + " on " +
-                                              impl.where(t));
-        }
-    }
-    return {};
+    return m_impl->removeEverywhere(request, "unlink", path);
 }
 
 Result<FileAttr> Mount::stat(std::string_view path)
