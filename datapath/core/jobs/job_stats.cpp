@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <ctime>
 #include <mutex>
 
 namespace lutra::jobs {
@@ -23,6 +24,15 @@ Rep toRep(WallClock::time_point time)
 WallClock::time_point fromRep(Rep rep)
 {
     return WallClock::time_point(WallClock::duration(rep));
+}
+
+// A few ns instead of ~20 for the precise clock: enough to order eviction.
+Rep coarseNow() noexcept
+{
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return toRep(WallClock::time_point(std::chrono::duration_cast<WallClock::duration>(
+        std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec))));
 }
 
 std::string_view trimId(std::string_view job)
@@ -110,17 +120,22 @@ template <typename Update> void JobStats::update(std::string_view rawJob, Update
     if (job.empty()) {
         return;
     }
-    const auto time = now();
     Shard &shard = shardOf(job);
     {
-        // The common case: the job exists. Shared lock, atomic adds, no allocation.
+        // The common case: the job exists. Shared lock, atomic adds, no allocation. `latest`
+        // only orders eviction, so a coarse clock (a few ns instead of ~20) is enough.
         std::shared_lock lock(shard.mutex);
         if (const auto it = shard.jobs.find(job); it != shard.jobs.end()) {
             apply(it->second->counters);
-            it->second->latest.store(toRep(time), std::memory_order_relaxed);
+            // Never before the job's start, which the precise clock stamped.
+            const Rep time =
+                m_clock ? toRep(m_clock())
+                        : std::max(coarseNow(), it->second->start.load(std::memory_order_relaxed));
+            it->second->latest.store(time, std::memory_order_relaxed);
             return;
         }
     }
+    const auto time = now();
     bool inserted = false;
     {
         std::unique_lock lock(shard.mutex);
