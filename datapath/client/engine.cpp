@@ -381,16 +381,17 @@ Result<std::size_t> Engine::readObject(FileData &file, std::uint32_t targetIndex
     const std::uint64_t marker = file.markers[targetIndex].load(std::memory_order_relaxed);
     const bool touchesMarker = !out.empty() && marker >= offset / kPageSize &&
                                marker <= (offset + out.size() - 1) / kPageSize;
-    std::size_t done = fastRead.load(std::memory_order_relaxed) && !touchesMarker
-                           ? cache.readCached(key, offset, out, tag, file.prevPos)
-                           : 0;
+    std::size_t done =
+        fastRead.load(std::memory_order_relaxed) && !touchesMarker
+            ? cache.readCached(key, offset, out, tag, file.prevPos.load(std::memory_order_relaxed))
+            : 0;
     if (done > 0) {
         // Lustre's `hits`: pages a read found in the cache.
         readahead.stats().add(params::catalog::ra_hits,
                               (offset + done - 1) / kPageSize - offset / kPageSize + 1);
     }
     if (done == out.size()) {
-        file.prevPos = offset + done;
+        file.prevPos.store(offset + done, std::memory_order_relaxed);
         return done;
     }
     readahead.onFastReadFailed();
@@ -481,7 +482,7 @@ Result<std::size_t> Engine::readObject(FileData &file, std::uint32_t targetIndex
         std::memcpy(out.data() + (from - offset), page.data().data() + (from - pageStart),
                     to - from);
     }
-    file.prevPos = end;
+    file.prevPos.store(end, std::memory_order_relaxed);
     return end - offset;
 }
 

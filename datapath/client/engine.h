@@ -78,8 +78,9 @@ struct FileData {
     // Each stripe object's readahead marker page (PG_readahead): the fast path steps aside for
     // a read that touches it, so the slow path can start the next window before it is needed.
     std::unique_ptr<std::atomic<std::uint64_t>[]> markers;
-    std::atomic<std::uint64_t> position{0};     // for read()/write()
-    std::uint64_t prevPos = cache::kNoPosition; // the fast path's stream hint
+    std::atomic<std::uint64_t> position{0}; // for read()/write()
+    std::atomic<std::uint64_t> prevPos{
+        cache::kNoPosition}; // the fast path's stream hint (racy by design)
 };
 
 class Engine {
