@@ -25,10 +25,7 @@ Result<Report> runCachedReadBench(const BenchOptions &options, const LoopOptions
     }
     client::Mount &mount = (*cluster)->mount();
     const std::string path = "cached-read.dat";
-    if (auto status = writeClientFile(mount, path, fileBytes, 1 << 20, 2); !status) {
-        return status.withContext("writing " + path);
-    }
-    auto file = mount.open(path, client::kOpenRead);
+    auto file = writeAndOpen(mount, path, fileBytes, 2);
     if (!file) {
         return file.status();
     }

@@ -196,6 +196,15 @@ Status writeClientFile(client::Mount &mount, const std::string &path, std::uint6
     return (*file)->close();
 }
 
+Result<std::unique_ptr<client::File>> writeAndOpen(client::Mount &mount, const std::string &path,
+                                                   std::uint64_t size, std::uint64_t seed)
+{
+    if (auto status = writeClientFile(mount, path, size, 1 << 20, seed); !status) {
+        return status.withContext("writing " + path);
+    }
+    return mount.open(path, client::kOpenRead);
+}
+
 Status readClientFile(client::File &file, std::uint64_t size, std::size_t transfer)
 {
     std::vector<std::byte> buffer(transfer);

@@ -79,6 +79,9 @@ Result<double> runPhase(unsigned threads, const LoopOptions &loop,
 // fsyncs and closes it.
 Status writeClientFile(client::Mount &mount, const std::string &path, std::uint64_t size,
                        std::size_t transfer, std::uint64_t seed);
+// writeClientFile in 1 MiB writes, then the file opened for reading: the cached-read modes' setup.
+Result<std::unique_ptr<client::File>> writeAndOpen(client::Mount &mount, const std::string &path,
+                                                   std::uint64_t size, std::uint64_t seed);
 // Reads [0, size) of `file` in `transfer`-byte reads (warms the cache).
 Status readClientFile(client::File &file, std::uint64_t size, std::size_t transfer);
 

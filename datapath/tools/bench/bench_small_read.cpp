@@ -73,10 +73,7 @@ Result<Report> runSmallReadBench(const BenchOptions &options, const LoopOptions 
     }
     client::Mount &mount = (*cluster)->mount();
     const std::string path = "small-read.dat";
-    if (auto status = writeClientFile(mount, path, fileBytes, 1 << 20, 1); !status) {
-        return status.withContext("writing " + path);
-    }
-    auto file = mount.open(path, client::kOpenRead);
+    auto file = writeAndOpen(mount, path, fileBytes, 1);
     if (!file) {
         return file.status();
     }
