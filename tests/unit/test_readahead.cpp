@@ -70,6 +70,33 @@ class TestReadahead : public QObject {
     Q_OBJECT
 
 private slots:
+    void markerReadsAloneKeepAStreamGoing()
+    {
+        // The client's fast path serves cached reads without telling the engine; only reads
+        // that touch the marker arrive. They must continue the stream, not look random.
+        ReadaheadMount mount;
+        FileReadahead file(mount);
+        ReadInfo info;
+        info.fileSize = std::uint64_t{256} << 20;
+        info.length = 1 << 20;
+        info.maxPagesPerRpc = 1024;
+        auto plan = file.onRead(info);
+        QVERIFY(!plan.empty());
+        mount.release(plan.pages());
+        std::uint64_t lastWindow = file.windowPages();
+        for (int i = 0; i < 5; ++i) {
+            QVERIFY(file.marker() != FileReadahead::kNoMarker);
+            info.offset = file.marker() * kPageSize; // a gap after the previous arrival
+            auto next = file.onRead(info);
+            QVERIFY(next.async());
+            QVERIFY(file.windowPages() >= lastWindow); // growing, never reset
+            lastWindow = file.windowPages();
+            mount.release(next.pages());
+        }
+        QCOMPARE(counter(mount, ra_readpage_not_consecutive), 0u);
+        QCOMPARE(counter(mount, ra_async_readahead), 5u);
+    }
+
     void windowSizes()
     {
         // Linux's get_init_ra_size / get_next_ra_size with a 64 MiB (16384-page) limit.

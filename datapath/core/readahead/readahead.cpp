@@ -269,10 +269,20 @@ ReadaheadPlan FileReadahead::onRead(const ReadInfo &read) noexcept
     }
 
     const bool firstRead = !m_seen;
-    const bool sequential =
-        firstRead ? read.offset == 0
-                  : read.offset >= m_lastOffset && (first == m_lastEnd || first + 1 == m_lastEnd);
-    if (sequential) {
+    // The cached reads between two marker reads are served by the fast path and never reach this
+    // engine, so a forward read that touches the marker continues the stream it belongs to,
+    // whatever the gap (Linux's PG_readahead does the same).
+    const bool hitsMarker = m_marker != kNoMarker && first <= m_marker && m_marker < end;
+    const bool continuesStream = !firstRead && hitsMarker && read.offset >= m_lastOffset &&
+                                 (m_mode == Mode::sequential || m_mode == Mode::stride);
+    const bool sequential = firstRead ? read.offset == 0
+                                      : (continuesStream && m_mode == Mode::sequential) ||
+                                            (read.offset >= m_lastOffset &&
+                                             (first == m_lastEnd || first + 1 == m_lastEnd));
+    if (continuesStream && m_mode == Mode::stride) {
+        // Not consecutive, but keep the trusted stride: the reads in between were hits.
+        m_mount->stats().add(ra_readpage_not_consecutive);
+    } else if (sequential) {
         m_strideBytes = 0;
         m_strideMatches = 0;
     } else {
