@@ -77,20 +77,15 @@ private slots:
         auto dir = TempDir::create("lutra-io");
         QVERIFY(dir.ok());
         m_dir.emplace(std::move(dir).value());
-        m_targets.clear();
         m_options = {};
         m_options.stripeSize = 64 * 1024;
-        for (int i = 0; i < 2; ++i) {
-            const std::string root = m_dir->path() + "/ost" + std::to_string(i);
-            std::filesystem::create_directories(root);
-            TargetProcess::Options spawn;
-            spawn.binary = LUTRA_TARGET_BIN;
-            spawn.root = root;
-            spawn.name = "ost" + std::to_string(i);
-            auto target = TargetProcess::spawn(spawn);
-            QVERIFY2(target.ok(), target.status().toString().c_str());
-            m_options.targets.push_back((*target)->uri());
-            m_targets.push_back(std::move(target).value());
+        TargetProcess::Options spawn;
+        spawn.binary = LUTRA_TARGET_BIN;
+        auto targets = tools::spawnTargets(m_dir->path(), 2, spawn);
+        QVERIFY2(targets.ok(), targets.status().toString().c_str());
+        m_targets = std::move(targets).value();
+        for (const auto &target : m_targets) {
+            m_options.targets.push_back(target->uri());
         }
     }
 

@@ -28,21 +28,16 @@ private slots:
         QVERIFY(dir.ok());
         m_dir.emplace(std::move(dir).value());
         m_roots.clear();
-        m_targets.clear();
         MountOptions options;
         options.stripeSize = 64 * 1024;
-        for (int i = 0; i < 2; ++i) {
-            const std::string root = m_dir->path() + "/ost" + std::to_string(i);
-            std::filesystem::create_directories(root);
-            TargetProcess::Options spawn;
-            spawn.binary = LUTRA_TARGET_BIN;
-            spawn.root = root;
-            spawn.name = "ost" + std::to_string(i);
-            auto target = TargetProcess::spawn(spawn);
-            QVERIFY2(target.ok(), target.status().toString().c_str());
-            options.targets.push_back((*target)->uri());
-            m_targets.push_back(std::move(target).value());
-            m_roots.push_back(root);
+        TargetProcess::Options spawn;
+        spawn.binary = LUTRA_TARGET_BIN;
+        auto targets = tools::spawnTargets(m_dir->path(), 2, spawn);
+        QVERIFY2(targets.ok(), targets.status().toString().c_str());
+        m_targets = std::move(targets).value();
+        for (std::size_t i = 0; i < m_targets.size(); ++i) {
+            options.targets.push_back(m_targets[i]->uri());
+            m_roots.push_back(m_dir->path() + "/ost" + std::to_string(i));
         }
         auto mounted = Mount::mount(options);
         QVERIFY2(mounted.ok(), mounted.status().toString().c_str());

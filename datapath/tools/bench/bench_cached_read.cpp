@@ -20,9 +20,6 @@ Result<Report> runCachedReadBench(const BenchOptions &options, const LoopOptions
     if (!cluster) {
         return cluster.status();
     }
-    if (!loop.jobId.empty()) {
-        client::Mount::setThreadJobId(loop.jobId);
-    }
     client::Mount &mount = (*cluster)->mount();
     const std::string path = "cached-read.dat";
     auto file = writeAndOpen(mount, path, fileBytes, 2);

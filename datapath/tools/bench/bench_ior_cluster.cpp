@@ -29,22 +29,18 @@ BenchCluster::start(const BenchOptions &options, const LoopOptions &loop, const 
             return dir.status();
         }
         cluster->m_dir.emplace(std::move(dir).value());
-        for (unsigned t = 0; t < targets; ++t) {
-            const std::string root = cluster->m_dir->path() + "/ost" + std::to_string(t);
-            std::filesystem::create_directories(root);
-            TargetProcess::Options spawn;
-            spawn.binary = options.targetBinary;
-            spawn.root = root;
-            spawn.name = "ost" + std::to_string(t);
-            spawn.rawBaseline = true;
-            auto started = TargetProcess::spawn(spawn);
-            if (!started) {
-                return started.status();
-            }
-            cluster->m_uris.push_back((*started)->uri());
-            cluster->m_rawUris.push_back((*started)->rawBaselineUri());
-            cluster->m_targets.push_back(std::move(started).value());
+        TargetProcess::Options spawn;
+        spawn.binary = options.targetBinary;
+        spawn.rawBaseline = true;
+        auto started = spawnTargets(cluster->m_dir->path(), targets, spawn);
+        if (!started) {
+            return started.status();
         }
+        for (auto &target : *started) {
+            cluster->m_uris.push_back(target->uri());
+            cluster->m_rawUris.push_back(target->rawBaselineUri());
+        }
+        cluster->m_targets = std::move(started).value();
     }
     client::MountOptions mountOptions;
     mountOptions.targets = cluster->m_uris;
@@ -57,6 +53,9 @@ BenchCluster::start(const BenchOptions &options, const LoopOptions &loop, const 
         return mounted.status();
     }
     cluster->m_mount = std::move(mounted).value();
+    if (!loop.jobId.empty()) {
+        client::Mount::setThreadJobId(loop.jobId); // the mode's own thread works for the job too
+    }
     return cluster;
 }
 

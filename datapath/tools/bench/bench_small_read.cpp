@@ -68,9 +68,6 @@ Result<Report> runSmallReadBench(const BenchOptions &options, const LoopOptions 
     if (!cluster) {
         return cluster.status();
     }
-    if (!loop.jobId.empty()) {
-        client::Mount::setThreadJobId(loop.jobId);
-    }
     client::Mount &mount = (*cluster)->mount();
     const std::string path = "small-read.dat";
     auto file = writeAndOpen(mount, path, fileBytes, 1);

@@ -196,6 +196,28 @@ TargetProcess::~TargetProcess()
     }
 }
 
+Result<std::vector<std::unique_ptr<TargetProcess>>>
+spawnTargets(const std::string &dir, unsigned count, const TargetProcess::Options &base)
+{
+    std::vector<std::unique_ptr<TargetProcess>> targets;
+    for (unsigned t = 0; t < count; ++t) {
+        TargetProcess::Options options = base;
+        options.name = "ost" + std::to_string(t);
+        options.root = dir + "/" + options.name;
+        std::error_code error;
+        std::filesystem::create_directories(options.root, error);
+        if (error) {
+            return Status(Errc::io_error, "cannot create " + options.root + ": " + error.message());
+        }
+        auto started = TargetProcess::spawn(options);
+        if (!started) {
+            return started.status().withContext(options.name);
+        }
+        targets.push_back(std::move(started).value());
+    }
+    return targets;
+}
+
 Result<TempDir> TempDir::create(const std::string &prefix)
 {
     const char *base = std::getenv("TMPDIR");

@@ -55,6 +55,11 @@ private:
     std::string m_controlSocket;
 };
 
+// `count` lutra-targets named ost0, ost1, ... serving <dir>/ost0, <dir>/ost1, ... (created);
+// `base` gives everything else (binary, raw baseline, run dir).
+Result<std::vector<std::unique_ptr<TargetProcess>>>
+spawnTargets(const std::string &dir, unsigned count, const TargetProcess::Options &base);
+
 // A fresh private directory under $TMPDIR (or /tmp), removed with everything in it on
 // destruction.
 class TempDir {
