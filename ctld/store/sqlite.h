@@ -1,0 +1,113 @@
+#pragma once
+// Thin RAII over the SQLite C API: a connection, a prepared statement, a transaction. Errors
+// come back as lutra::Status carrying SQLite's own message; the Store adds the file and the
+// operation. Every value from outside is bound as a parameter, never pasted into SQL text.
+
+#include <lutra/status.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace lutra::ctld::sqlite {
+
+// SQLite result code (primary or extended) -> lutra error category.
+Errc errcFor(int sqliteCode) noexcept;
+
+class Statement {
+public:
+    Statement() = default;
+    Statement(sqlite3_stmt *statement, sqlite3 *db) noexcept : m_statement(statement), m_db(db) {}
+    ~Statement();
+    Statement(Statement &&other) noexcept;
+    Statement &operator=(Statement &&other) noexcept;
+    Statement(const Statement &) = delete;
+    Statement &operator=(const Statement &) = delete;
+
+    // Parameters are 1-based, as in SQL's ?1. A failed bind is remembered and returned by the
+    // next step(), so call sites bind a row without checking each call.
+    Statement &bind(int index, std::int64_t value);
+    Statement &bind(int index, std::string_view text);
+    Statement &bindNull(int index);
+    template <typename T> Statement &bind(int index, const std::optional<T> &value)
+    {
+        return value ? bind(index, *value) : bindNull(index);
+    }
+
+    // true: a row is ready to read; false: the statement is done.
+    Result<bool> step();
+    // Steps to completion; for statements that return no rows.
+    Status run();
+    // Ready for the next row of bindings (clears them too).
+    void reset() noexcept;
+
+    std::int64_t columnInt(int column) const noexcept;
+    std::string columnText(int column) const;
+    bool columnIsNull(int column) const noexcept;
+
+private:
+    Status lastError() const;
+
+    sqlite3_stmt *m_statement = nullptr;
+    sqlite3 *m_db = nullptr;
+    int m_bindError = 0; // first failed bind since the last reset
+};
+
+class Connection {
+public:
+    Connection() = default;
+    ~Connection();
+    Connection(Connection &&other) noexcept;
+    Connection &operator=(Connection &&other) noexcept;
+    Connection(const Connection &) = delete;
+    Connection &operator=(const Connection &) = delete;
+
+    // flags: SQLITE_OPEN_* (the connection is always opened without SQLite's own mutex: the
+    // owner serialises access).
+    static Result<Connection> open(const std::string &path, int flags);
+
+    // Runs constant SQL (one or more statements, no parameters): schema, pragmas, BEGIN/COMMIT.
+    Status exec(const char *sql);
+    Result<Statement> prepare(std::string_view sql);
+    // The single integer a query such as "PRAGMA user_version" returns.
+    Result<std::int64_t> queryInt(std::string_view sql);
+
+    std::int64_t lastInsertRowid() const noexcept;
+    int changes() const noexcept;
+    sqlite3 *handle() const noexcept { return m_db; }
+
+    // The connection's last error as a Status.
+    Status lastError() const;
+
+private:
+    explicit Connection(sqlite3 *db) noexcept : m_db(db) {}
+    void close() noexcept;
+
+    sqlite3 *m_db = nullptr;
+};
+
+// BEGIN ... COMMIT, rolled back on destruction unless committed.
+class Transaction {
+public:
+    enum class Kind { deferred, immediate };
+
+    static Result<Transaction> begin(Connection &connection, Kind kind);
+    ~Transaction();
+    Transaction(Transaction &&other) noexcept;
+    Transaction &operator=(Transaction &&) = delete;
+    Transaction(const Transaction &) = delete;
+    Transaction &operator=(const Transaction &) = delete;
+
+    Status commit();
+
+private:
+    explicit Transaction(Connection &connection) noexcept : m_connection(&connection) {}
+
+    Connection *m_connection = nullptr; // null once committed or rolled back
+};
+
+} // namespace lutra::ctld::sqlite
