@@ -12,10 +12,16 @@ packages=(
   # ctld
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3 libyaml-cpp-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev
+  libsystemd-dev
   # console (Qt Charts needs the OpenGL dev package, only a Recommends of qt6-base-dev)
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
   # GUI tests without a display
   xvfb xauth
+  # tests (promtool, from prometheus, checks ctld's /metrics output)
+  prometheus
+  # vm tests (soft-RoCE under QEMU)
+  qemu-system-x86 linux-image-amd64 busybox-static cpio rdma-core ibverbs-utils ibverbs-providers
+  rdmacm-utils iproute2 kmod perftest
 )
 
 missing=()

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace lutra::control {
 
@@ -23,6 +24,7 @@ struct FlushReport {
     std::uint64_t pagesDropped = 0;
     std::uint64_t bytesWrittenBack = 0;
     std::chrono::microseconds duration{0};
+    std::vector<std::string> errors; // problems met on the way; the flush still finished
 };
 
 // Runs on the control channel's worker thread, never on a gRPC thread: it may block.

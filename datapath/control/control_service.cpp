@@ -22,8 +22,10 @@ std::string allIfEmpty(const std::string &pattern)
 // Sends one counters reply at once, then one per interval, until the client goes away.
 class CounterStream final : public grpc::ServerWriteReactor<v1::ReadCountersReply> {
 public:
-    CounterStream(const params::Registry &registry, std::string pattern, milliseconds interval)
-        : m_registry(registry), m_pattern(std::move(pattern)), m_interval(interval)
+    CounterStream(const params::Registry &registry, const v1::StreamCountersRequest &request,
+                  milliseconds interval)
+        : m_registry(registry), m_pattern(request.pattern()), m_gauges(request.gauges()),
+          m_interval(interval)
     {
         writeNext();
     }
@@ -55,12 +57,13 @@ private:
     void writeNext()
     {
         m_reply.Clear();
-        readCounters(m_registry, m_pattern, &m_reply);
+        readCounters(m_registry, m_pattern, m_gauges, &m_reply);
         StartWrite(&m_reply);
     }
 
     const params::Registry &m_registry;
     std::string m_pattern;
+    google::protobuf::RepeatedPtrField<std::string> m_gauges;
     milliseconds m_interval;
     v1::ReadCountersReply m_reply;
     grpc::Alarm m_alarm;
@@ -78,8 +81,20 @@ grpc::ServerUnaryReactor *finishNow(grpc::CallbackServerContext *context,
 } // namespace
 
 void readCounters(const params::Registry &registry, const std::string &pattern,
+                  const google::protobuf::RepeatedPtrField<std::string> &gauges,
                   v1::ReadCountersReply *reply)
 {
+    for (const auto &gauge : gauges) {
+        auto readings = registry.get(gauge);
+        if (!readings) {
+            continue; // a gauge this process does not have (a target has no ldlm namespaces)
+        }
+        for (const auto &reading : *readings) {
+            auto *value = reply->add_gauges();
+            value->set_name(reading.name);
+            value->set_value(reading.value);
+        }
+    }
     auto blocks = registry.counters(allIfEmpty(pattern), pattern.empty());
     if (!blocks) {
         toWire(blocks.status(), reply->mutable_error());
@@ -193,7 +208,7 @@ grpc::ServerUnaryReactor *ControlService::ReadCounters(grpc::CallbackServerConte
                                                        const v1::ReadCountersRequest *request,
                                                        v1::ReadCountersReply *reply)
 {
-    readCounters(*m_options.registry, request->pattern(), reply);
+    readCounters(*m_options.registry, request->pattern(), request->gauges(), reply);
     return finishNow(context);
 }
 
@@ -215,7 +230,7 @@ ControlService::StreamCounters(grpc::CallbackServerContext * /*context*/,
         };
         return new Reject(requested);
     }
-    return new CounterStream(*m_options.registry, request->pattern(), milliseconds(requested));
+    return new CounterStream(*m_options.registry, *request, milliseconds(requested));
 }
 
 grpc::ServerUnaryReactor *ControlService::FlushJob(grpc::CallbackServerContext *context,
@@ -270,6 +285,9 @@ void ControlService::flushWorker()
             wire->set_pages_dropped(report->pagesDropped);
             wire->set_bytes_written_back(report->bytesWrittenBack);
             wire->set_duration_us(static_cast<std::uint64_t>(report->duration.count()));
+            for (const auto &error : report->errors) {
+                wire->add_errors(error);
+            }
         }
         work.reactor->Finish(grpc::Status::OK);
     }

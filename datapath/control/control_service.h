@@ -67,6 +67,7 @@ private:
 
 // Fills a ReadCountersReply for a pattern (empty: every block).
 void readCounters(const params::Registry &registry, const std::string &pattern,
+                  const google::protobuf::RepeatedPtrField<std::string> &gauges,
                   datapath::v1::ReadCountersReply *reply);
 
 } // namespace lutra::control

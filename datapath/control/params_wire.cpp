@@ -81,6 +81,61 @@ void toWire(const params::Spec &spec, params::v1::ParamSpec *out)
         wire->set_help(special.help);
     }
     out->set_allowed(params::describeAllowed(spec));
+    out->set_text_commands(spec.textCommands);
+}
+
+Result<params::Spec> fromWire(const params::v1::ParamSpec &wire)
+{
+    params::Spec spec;
+    spec.name = wire.name();
+    if (!params::isValidName(spec.name)) {
+        return Status(Errc::protocol_error, "parameter spec with invalid name '" + spec.name + "'");
+    }
+    switch (wire.type()) {
+    case params::v1::PARAM_TYPE_INTEGER: spec.type = params::Type::integer; break;
+    case params::v1::PARAM_TYPE_SIZE: spec.type = params::Type::size; break;
+    case params::v1::PARAM_TYPE_BOOLEAN: spec.type = params::Type::boolean; break;
+    case params::v1::PARAM_TYPE_ENUM: spec.type = params::Type::enumeration; break;
+    case params::v1::PARAM_TYPE_DURATION: spec.type = params::Type::duration; break;
+    case params::v1::PARAM_TYPE_STRING: spec.type = params::Type::string; break;
+    case params::v1::PARAM_TYPE_COUNTERS: spec.type = params::Type::counters; break;
+    default:
+        return Status(Errc::protocol_error, spec.name + ": unknown parameter type " +
+                                                std::to_string(static_cast<int>(wire.type())));
+    }
+    bool unitKnown = false;
+    for (const auto unit :
+         {params::Unit::none, params::Unit::bytes, params::Unit::mib, params::Unit::pages,
+          params::Unit::seconds, params::Unit::milliseconds}) {
+        if (params::unitName(unit) == wire.unit()) {
+            spec.unit = unit;
+            unitKnown = true;
+        }
+    }
+    if (!unitKnown) {
+        return Status(Errc::protocol_error, spec.name + ": unknown unit '" + wire.unit() + "'");
+    }
+    spec.min = wire.min();
+    spec.max = wire.max();
+    spec.writable = wire.writable();
+    spec.help = wire.help();
+    spec.enumValues.assign(wire.choices().begin(), wire.choices().end());
+    for (const auto &special : wire.special_values()) {
+        spec.specialValues.push_back({special.word(), special.help()});
+    }
+    spec.textCommands = wire.text_commands();
+    if (spec.type == params::Type::string) {
+        spec.defaultValue = wire.default_value();
+    } else if (spec.type != params::Type::counters) {
+        // The default is checked like any value, so a spec that cannot round-trip is refused.
+        auto parsed = params::parseValue(spec, wire.default_value());
+        if (!parsed || parsed->isSpecial()) {
+            return Status(Errc::protocol_error,
+                          spec.name + ": bad default '" + wire.default_value() + "'");
+        }
+        spec.defaultValue = parsed->value;
+    }
+    return spec;
 }
 
 void toWire(const params::BatchResult &result, params::v1::BatchResult *out)

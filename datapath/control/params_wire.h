@@ -14,6 +14,8 @@ void toWire(const Status &status, params::v1::Error *out);
 Status fromWire(const params::v1::Error &error);
 
 void toWire(const params::Spec &spec, params::v1::ParamSpec *out);
+// The inverse, for processes that validate values before sending them (ctld, lutractl).
+Result<params::Spec> fromWire(const params::v1::ParamSpec &wire);
 void toWire(const params::BatchResult &result, params::v1::BatchResult *out);
 void toWire(const std::string &name, const params::CounterSnapshot &snapshot,
             params::v1::CounterBlock *out);

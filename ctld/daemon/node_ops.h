@@ -1,0 +1,100 @@
+#pragma once
+// What ctld does, without gRPC server plumbing: reads and changes the parameters of the node's
+// datapath processes atomically per node, applies profiles, flushes jobs, and records every
+// change. The gRPC service (api/) is a thin adapter over this class.
+
+#include <lutra/status.h>
+
+#include "ctld/metrics/exposition.h"
+#include "daemon/auth.h"
+#include "daemon/instances.h"
+#include "lutra/ctl/v1/ctl.pb.h"
+#include "store/records.h"
+
+#include <mutex>
+
+namespace lutra::ctld {
+
+class Store;
+class ProfileCatalog;
+
+// One parameter change the node should make: `instance` empty means every instance with a
+// matching parameter; patterns are lctl globs.
+struct Target {
+    std::string instance;
+    std::string pattern;
+    std::string value;
+    std::string source; // where it was asked for: "set_param", "profile.yaml:12:3", "history 42"
+};
+
+struct ChangeRequest {
+    std::vector<Target> targets;
+    std::string principal;
+    Action action = Action::set;
+    std::string description; // for the history
+    std::string profile;     // the profile applied, if any
+    bool dryRun = false;
+    DesiredUpdate desired; // committed with the outcome when everything applied
+    // Patterns that match nothing on some instance are fine (reconcile of one instance);
+    // otherwise each pattern must match somewhere on the node.
+    bool allowUnmatched = false;
+    std::string instanceGlob; // restricts the instances considered (empty: all)
+};
+
+struct ChangeResult {
+    bool applied = false;
+    std::uint64_t historyId = 0;
+    std::vector<ctl::v1::PlanEntry> plan;              // per instance and parameter
+    std::vector<ctl::v1::InstanceSetResult> instances; // what each datapath process said
+    std::vector<std::string> errors;                   // node-level problems
+};
+
+class NodeOps {
+public:
+    NodeOps(const Config &config, Instances &instances, Store *store);
+
+    const Config &config() const noexcept { return m_config; }
+
+    Result<std::vector<ctl::v1::InstanceSpecs>> listParams(const std::string &pattern,
+                                                           const std::string &instanceGlob);
+    Result<std::vector<ctl::v1::InstanceValue>> getParams(const std::vector<std::string> &patterns,
+                                                          const std::string &instanceGlob);
+
+    // Plans the change on every instance (validating every value against the instance's own
+    // schema, reading the current values), then applies it instance by instance; when one fails,
+    // what was already applied is restored. An invalid request changes nothing and says why.
+    // Changes are serialised: two callers never interleave their batches on one node.
+    Result<ChangeResult> change(const ChangeRequest &request);
+
+    Result<ctl::v1::FlushJobReply> flushJob(const std::string &job, bool all,
+                                            std::chrono::milliseconds timeout,
+                                            const std::string &principal);
+    Result<std::vector<ctl::v1::JobStat>> jobStats(const std::string &jobGlob);
+
+    // Called for an instance that appeared or restarted: its matching desired parameters again.
+    void reconcile(const std::shared_ptr<const Connection> &connection, bool restarted);
+    // Applies interrupted by a crash of ctld are undone (the node goes back to all-old).
+    Status recoverInterruptedApplies();
+
+    // How long node-wide flushes took, for /metrics.
+    metrics::DurationHistogram flushDurations() const;
+
+    static constexpr std::chrono::milliseconds kCallTimeout{5000};
+
+private:
+    struct InstancePlan;
+    Result<std::vector<InstancePlan>> plan(const ChangeRequest &request,
+                                           std::vector<std::string> *errors);
+    Status readCurrent(std::vector<InstancePlan> &plans);
+    Status restore(const std::vector<InstancePlan> &plans, std::size_t count,
+                   const std::string &principal, std::vector<std::string> *errors);
+
+    const Config &m_config;
+    Instances &m_instances;
+    Store *m_store;
+    std::mutex m_changeMutex; // one change at a time per node
+    mutable std::mutex m_flushMetricsMutex;
+    metrics::DurationHistogram m_flushDurations = metrics::DurationHistogram::withDefaultBounds();
+};
+
+} // namespace lutra::ctld

@@ -1,0 +1,440 @@
+#include "daemon/profile_ops.h"
+
+#include "ctld/profiles/parser.h"
+#include "ctld/profiles/profile_set.h"
+#include "ctld/profiles/schema_check.h"
+#include "store/store.h"
+
+#include <set>
+
+namespace lutra::ctld {
+
+namespace {
+
+namespace v1 = ctl::v1;
+
+void toWire(const profiles::Diagnostic &diagnostic, v1::ProfileError *out)
+{
+    out->set_file(diagnostic.location.file);
+    out->set_line(static_cast<std::uint32_t>(diagnostic.location.line));
+    out->set_column(static_cast<std::uint32_t>(diagnostic.location.column));
+    out->set_message(diagnostic.message);
+}
+
+std::int64_t toNs(TimePoint time)
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
+}
+
+TimePoint fromNs(std::int64_t ns)
+{
+    return TimePoint(std::chrono::duration_cast<TimePoint::duration>(std::chrono::nanoseconds(ns)));
+}
+
+std::string storedSource(std::string_view name)
+{
+    return "profile:" + std::string(name);
+}
+
+// Every profile the node knows: an inline document first (it wins over a namesake), then the
+// stored ones, then those of profiles_dir. Load problems go to `errors`.
+profiles::ProfileSet loadProfiles(const Config &config, Store &store, const std::string &inlineYaml,
+                                  profiles::Diagnostics *errors, std::string *inlineName)
+{
+    profiles::ProfileSet set;
+    std::set<std::string> taken;
+    if (!inlineYaml.empty()) {
+        auto parsed = profiles::parseProfile(inlineYaml, "inline");
+        if (!parsed.ok()) {
+            errors->insert(errors->end(), parsed.errors.begin(), parsed.errors.end());
+            return set;
+        }
+        *inlineName = parsed.profile.name;
+        taken.insert(parsed.profile.name);
+        auto added = set.add(std::move(parsed.profile));
+        errors->insert(errors->end(), added.begin(), added.end());
+    }
+    if (auto stored = store.listProfiles()) {
+        for (const auto &profile : *stored) {
+            if (taken.count(profile.name) != 0) {
+                continue;
+            }
+            auto parsed = profiles::parseProfile(profile.text, storedSource(profile.name));
+            if (!parsed.ok()) {
+                errors->insert(errors->end(), parsed.errors.begin(), parsed.errors.end());
+                continue;
+            }
+            taken.insert(parsed.profile.name);
+            auto added = set.add(std::move(parsed.profile));
+            errors->insert(errors->end(), added.begin(), added.end());
+        }
+    } else {
+        errors->push_back({{"ctld.db", 0, 0}, stored.status().message(), stored.status().code()});
+    }
+    if (!config.profilesDir.empty()) {
+        profiles::ProfileSet files;
+        auto loaded = files.loadDirectory(config.profilesDir);
+        errors->insert(errors->end(), loaded.begin(), loaded.end());
+        for (const auto &name : files.names()) {
+            if (taken.count(name) == 0) {
+                auto added = set.add(*files.find(name));
+                errors->insert(errors->end(), added.begin(), added.end());
+            }
+        }
+    }
+    return set;
+}
+
+profiles::Labels labelsOf(const Config &config)
+{
+    return {config.labels.begin(), config.labels.end()};
+}
+
+// The union of the schemas of every connected instance: a profile line must match somewhere.
+std::vector<params::Spec> nodeSchema(Instances &instances)
+{
+    std::vector<params::Spec> schema;
+    std::set<std::string> names;
+    for (const auto &connection : instances.connected()) {
+        for (const auto &spec : connection->specs) {
+            if (names.insert(spec.name).second) {
+                schema.push_back(spec);
+            }
+        }
+    }
+    return schema;
+}
+
+} // namespace
+
+ProfileOps::ProfileOps(const Config &config, NodeOps &node, Instances &instances, Store &store)
+    : m_config(config), m_node(node), m_instances(instances), m_store(store)
+{
+}
+
+Status ProfileOps::list(v1::ListProfilesReply *reply)
+{
+    profiles::Diagnostics errors;
+    std::string unused;
+    auto set = loadProfiles(m_config, m_store, {}, &errors, &unused);
+    std::map<std::string, TimePoint> updated;
+    if (auto stored = m_store.listProfiles()) {
+        for (const auto &profile : *stored) {
+            updated[profile.name] = profile.updated;
+        }
+    }
+    for (const auto &name : set.names()) {
+        const auto *profile = set.find(name);
+        auto *summary = reply->add_profiles();
+        summary->set_name(name);
+        summary->set_description(profile->description);
+        for (const auto &parent : profile->extends) {
+            summary->add_extends(parent.name);
+        }
+        summary->set_matches_node(profile->matches(m_config.node, labelsOf(m_config)));
+        summary->set_source(updated.count(name) != 0 ? std::string("stored") : profile->source);
+        if (updated.count(name) != 0) {
+            summary->set_updated_ns(toNs(updated[name]));
+        }
+    }
+    for (const auto &error : errors) {
+        toWire(error, reply->add_errors());
+    }
+    return {};
+}
+
+Status ProfileOps::put(const std::string &yaml, const Caller &caller, v1::PutProfileReply *reply)
+{
+    auto parsed = profiles::parseProfile(yaml, "inline");
+    if (!parsed.ok()) {
+        for (const auto &error : parsed.errors) {
+            toWire(error, reply->add_errors());
+        }
+        return {};
+    }
+    const std::string name = parsed.profile.name;
+    reply->set_name(name);
+    if (!m_config.profilesDir.empty()) {
+        profiles::ProfileSet files;
+        (void)files.loadDirectory(m_config.profilesDir);
+        if (const auto *shipped = files.find(name)) {
+            return {Errc::already_exists, "profile '" + name + "' is managed by the file " +
+                                              shipped->source + "; edit that file instead"};
+        }
+    }
+    // Parents must exist and not form a cycle with what is there.
+    profiles::Diagnostics errors;
+    std::string inlineName;
+    auto set = loadProfiles(m_config, m_store, yaml, &errors, &inlineName);
+    auto resolved = set.resolve(name);
+    for (const auto &error : resolved.errors) {
+        toWire(error, reply->add_errors());
+    }
+    if (!resolved.ok()) {
+        return {};
+    }
+    const Audit audit{Clock::now(), m_config.node, caller.principal, "store profile " + name};
+    auto point = m_store.putProfile(audit, name, yaml);
+    return point ? Status{} : point.status();
+}
+
+Status ProfileOps::run(Mode mode, const v1::ProfileRequest &request, const Caller &caller,
+                       v1::ProfilePlan *reply)
+{
+    if (request.name().empty() == request.yaml().empty()) {
+        return {Errc::invalid_argument, "give a profile name or an inline YAML document"};
+    }
+    if (!request.yaml().empty() && mode == Mode::verify) {
+        return {Errc::invalid_argument, "verify works on a stored or shipped profile, by name"};
+    }
+    profiles::Diagnostics loadErrors;
+    std::string inlineName;
+    auto set = loadProfiles(m_config, m_store, request.yaml(), &loadErrors, &inlineName);
+    const std::string name = request.yaml().empty() ? request.name() : inlineName;
+    reply->set_profile(name);
+    if (!request.yaml().empty() && name.empty()) {
+        for (const auto &error : loadErrors) {
+            toWire(error, reply->add_errors());
+        }
+        return {};
+    }
+    const auto *profile = set.find(name);
+    if (profile == nullptr) {
+        std::string known;
+        for (const auto &other : set.names()) {
+            known += (known.empty() ? "" : ", ") + other;
+        }
+        return {Errc::not_found, "no profile '" + name + "' on " + m_config.node +
+                                     " (known: " + (known.empty() ? "none" : known) + ")"};
+    }
+    const bool matches = profile->matches(m_config.node, labelsOf(m_config));
+    reply->set_matches_node(matches);
+    if (mode == Mode::apply && !matches && !request.force()) {
+        return {Errc::failed_precondition, "profile '" + name + "' does not match node " +
+                                               m_config.node +
+                                               " (its match: section excludes it); use force to "
+                                               "apply it anyway"};
+    }
+    auto resolved = set.resolve(name);
+    auto errors = resolved.errors;
+    if (resolved.ok()) {
+        const auto schema = nodeSchema(m_instances);
+        if (schema.empty()) {
+            return {Errc::failed_precondition, "no datapath process is running on " +
+                                                   m_config.node +
+                                                   ": nothing to compare the profile with"};
+        }
+        auto invalid = profiles::validateParams(resolved.params, schema);
+        errors.insert(errors.end(), invalid.begin(), invalid.end());
+    }
+    if (!errors.empty()) {
+        for (const auto &error : errors) {
+            toWire(error, reply->add_errors());
+        }
+        return {};
+    }
+
+    ChangeRequest change;
+    change.principal = caller.principal;
+    change.action = Action::apply;
+    change.profile = name;
+    change.description = "apply profile " + name;
+    change.dryRun = mode != Mode::apply;
+    for (const auto &entry : resolved.params) {
+        change.targets.push_back({{}, entry.pattern, entry.value, entry.location.toString()});
+        change.desired.upserts.push_back({entry.pattern, entry.value, "profile:" + name});
+    }
+    auto outcome = m_node.change(change);
+    if (!outcome) {
+        return outcome.status();
+    }
+    std::uint32_t drift = 0;
+    for (auto &entry : outcome->plan) {
+        drift += entry.changed() ? 1 : 0;
+        *reply->add_entries() = std::move(entry);
+    }
+    reply->set_drift(drift);
+    reply->set_applied(mode == Mode::apply && outcome->applied);
+    reply->set_history_id(outcome->historyId);
+    for (auto &instance : outcome->instances) {
+        *reply->add_results() = std::move(instance);
+    }
+    for (const auto &error : outcome->errors) {
+        auto *wire = reply->add_errors();
+        wire->set_file(m_config.node);
+        wire->set_message(error);
+    }
+    return {};
+}
+
+std::string ProfileOps::lastApplied()
+{
+    auto applications = m_store.profileApplications({}, 20);
+    if (!applications) {
+        return {};
+    }
+    for (const auto &application : *applications) {
+        if (application.outcome == Outcome::ok) {
+            return application.profile;
+        }
+    }
+    return {};
+}
+
+HistoryOps::HistoryOps(NodeOps &node, Store &store) : m_node(node), m_store(store) {}
+
+Status HistoryOps::history(const v1::ListHistoryRequest &request, v1::ListHistoryReply *reply)
+{
+    HistoryQuery query;
+    query.limit = request.limit() == 0 ? 50 : request.limit();
+    if (query.limit > HistoryQuery::kMaxLimit) {
+        return {Errc::out_of_range, "history limit " + std::to_string(request.limit()) +
+                                        " is above " + std::to_string(HistoryQuery::kMaxLimit)};
+    }
+    if (request.before_id() != 0) {
+        query.beforeId = static_cast<PointId>(request.before_id());
+    }
+    if (request.since_ns() != 0) {
+        query.since = fromNs(request.since_ns());
+    }
+    if (request.until_ns() != 0) {
+        query.until = fromNs(request.until_ns());
+    }
+    query.principal = request.principal();
+    if (!request.action().empty()) {
+        auto action = parseAction(request.action());
+        if (!action) {
+            return action.status();
+        }
+        query.action = *action;
+    }
+    query.instanceGlob = request.instance();
+    query.paramGlob = request.param();
+    auto page = m_store.history(query);
+    if (!page) {
+        return page.status();
+    }
+    for (const auto &point : page->points) {
+        auto *wire = reply->add_points();
+        wire->set_id(static_cast<std::uint64_t>(point.id));
+        wire->set_time_ns(toNs(point.time));
+        wire->set_principal(point.principal);
+        wire->set_action(std::string(actionName(point.action)));
+        wire->set_description(point.description);
+        wire->set_profile(point.profile);
+        wire->set_outcome(std::string(outcomeName(point.outcome)));
+        if (point.changeCount == 0) {
+            continue;
+        }
+        auto detail = m_store.point(point.id);
+        if (!detail) {
+            return detail.status();
+        }
+        for (const auto &change : detail->changes) {
+            auto *c = wire->add_changes();
+            c->set_instance(change.instance);
+            c->set_name(change.param);
+            c->set_old_value(change.oldValue);
+            c->set_requested(change.requested);
+            c->set_read_back(change.readBack);
+            c->set_ok(change.outcome == ChangeOutcome::ok);
+            c->set_error(change.error.empty() ? std::string(changeOutcomeName(change.outcome))
+                                              : change.error);
+            if (change.outcome == ChangeOutcome::ok) {
+                c->clear_error();
+            }
+        }
+    }
+    reply->set_next_before_id(page->nextBeforeId ? static_cast<std::uint64_t>(*page->nextBeforeId)
+                                                 : 0);
+    return {};
+}
+
+Status HistoryOps::rollback(const v1::RollbackRequest &request, const Caller &caller,
+                            v1::RollbackReply *reply)
+{
+    if (request.history_id() == 0) {
+        return {Errc::invalid_argument, "give the history point to roll back to (its id)"};
+    }
+    const auto target = static_cast<PointId>(request.history_id());
+    if (auto point = m_store.point(target); !point) {
+        return point.status();
+    }
+    auto values = m_store.valuesToRestore(target);
+    if (!values) {
+        return values.status();
+    }
+    if (values->empty()) {
+        return {Errc::failed_precondition, "nothing changed after history point " +
+                                               std::to_string(target) + ": nothing to roll back"};
+    }
+    ChangeRequest change;
+    change.principal = caller.principal;
+    change.action = Action::rollback;
+    change.description = "roll back to point " + std::to_string(target);
+    change.dryRun = request.dry_run();
+    change.allowUnmatched = true; // values of processes that are gone went with them
+    for (const auto &value : *values) {
+        change.targets.push_back(
+            {value.instance, value.param, value.value, "point " + std::to_string(value.changedBy)});
+        change.desired.upserts.push_back(
+            {value.param, value.value, "rollback:" + std::to_string(target)});
+    }
+    auto outcome = m_node.change(change);
+    if (!outcome) {
+        return outcome.status();
+    }
+    reply->set_applied(!request.dry_run() && outcome->applied);
+    reply->set_history_id(outcome->historyId);
+    std::set<std::pair<std::string, std::string>> planned;
+    for (auto &entry : outcome->plan) {
+        planned.insert({entry.instance(), entry.name()});
+        *reply->add_entries() = std::move(entry);
+    }
+    for (const auto &value : *values) {
+        if (planned.count({value.instance, value.param}) == 0) {
+            auto *error = reply->add_errors();
+            error->set_code(params::v1::ERROR_CODE_NOT_FOUND);
+            error->set_message(value.instance + " " + value.param +
+                               ": not running now; nothing to restore there");
+        }
+    }
+    for (auto &instance : outcome->instances) {
+        *reply->add_results() = std::move(instance);
+    }
+    for (const auto &message : outcome->errors) {
+        auto *error = reply->add_errors();
+        error->set_code(params::v1::ERROR_CODE_FAILED_PRECONDITION);
+        error->set_message(message);
+    }
+    return {};
+}
+
+Status HistoryOps::counterHistory(const v1::GetCounterHistoryRequest &request,
+                                  v1::GetCounterHistoryReply *reply)
+{
+    CounterQuery query;
+    query.instanceGlob = request.instance();
+    query.counterGlob = request.counter();
+    const auto now = Clock::now();
+    query.since =
+        request.since_ns() != 0 ? fromNs(request.since_ns()) : now - std::chrono::hours(24);
+    query.until = request.until_ns() != 0 ? fromNs(request.until_ns()) : TimePoint::max();
+    query.maxPoints = 200'000;
+    auto series = m_store.counterHistory(query);
+    if (!series) {
+        return series.status();
+    }
+    for (const auto &one : *series) {
+        auto *wire = reply->add_series();
+        wire->set_instance(one.instance);
+        wire->set_counter(one.counter);
+        for (const auto &point : one.points) {
+            wire->add_time_ns(toNs(point.lastTime));
+            wire->add_value(point.last);
+        }
+    }
+    return {};
+}
+
+} // namespace lutra::ctld
