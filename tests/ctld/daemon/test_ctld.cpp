@@ -379,6 +379,43 @@ private slots:
         QCOMPARE(ctld->stop(), 0);
     }
 
+    // With TLS a non-loopback address is allowed; client certificates map to roles (mTLS).
+    void tlsAndClientCertificates()
+    {
+        const QString cert = m_dir.path() + "/node.crt";
+        const QString key = m_dir.path() + "/node.key";
+        auto openssl = runProcess("openssl",
+                                  {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                                   "-out", cert, "-days", "2", "-subj", "/CN=localhost",
+                                   "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"},
+                                  m_runDir);
+        QVERIFY2(openssl.exitCode == 0, qPrintable(openssl.err));
+        const QString token = m_dir.path() + "/ops.token";
+        std::ofstream(token.toStdString()) << "ops-secret-0123456789abcdef\n";
+        auto ctld = startCtld(QString("tls: {cert: %1, key: %2, client_ca: %1}\n"
+                                      "auth:\n"
+                                      "  tokens: [{name: ops, token_file: %3, role: admin}]\n"
+                                      "  client_certs: [{subject: localhost, role: viewer}]\n")
+                                  .arg(cert, key, token)
+                                  .replace("listen: 127.0.0.1:0", "listen: 0.0.0.0:0"));
+        QVERIFY(ctld);
+        const QString node = "127.0.0.1:" + ctld->grpcAddress().section(':', 1);
+        auto withToken = lutractl({"--node", node, "--tls-ca", cert, "--token-file", token,
+                                   "get_param", "-n", "llite.*.max_read_ahead_mb"});
+        QVERIFY2(withToken.exitCode == 0, qPrintable(withToken.err));
+        QCOMPARE(withToken.out, QString("64\n64\n"));
+        auto plain = lutractl({"--node", node, "--token-file", token, "--timeout", "3s",
+                               "get_param", "llite.*.max_read_ahead_mb"});
+        QCOMPARE(plain.exitCode, 1); // a clear-text client cannot talk to a TLS port
+        auto byCertificate = lutractl({"--node", node, "--tls-ca", cert, "--tls-cert", cert,
+                                       "--tls-key", key, "set_param",
+                                       "llite.*.max_read_ahead_mb=32"});
+        QCOMPARE(byCertificate.exitCode, 1);
+        QVERIFY2(byCertificate.err.contains("cert:localhost has role viewer"),
+                 qPrintable(byCertificate.err));
+        QCOMPARE(ctld->stop(), 0);
+    }
+
     void refusesNonLoopbackWithoutTls()
     {
         CtldProcess ctld(

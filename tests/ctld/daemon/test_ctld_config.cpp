@@ -115,6 +115,16 @@ private slots:
         QCOMPARE(text.count('\n'), 2); // three lines, one per problem
     }
 
+    // The example shipped in config/ is a valid config.
+    void shippedExample()
+    {
+        auto config = loadConfig(LUTRA_EXAMPLE_CONFIG);
+        QVERIFY2(config.ok(), config.status().message().c_str());
+        QCOMPARE(config->node, std::string("node001"));
+        QCOMPARE(config->labels.at("role"), std::string("compute"));
+        QVERIFY(checkListenSecurity(*config).ok());
+    }
+
     void nonLoopbackNeedsTls()
     {
         auto config = parseConfig("listen: 0.0.0.0:7370\n", "c.yaml");
