@@ -1,4 +1,5 @@
 // lutra-bench: lutra measured against a baseline in the same run, reported as ratios.
+#include "bench_control_plane.h"
 #include "bench_loop.h"
 #include "bench_modes.h"
 
@@ -41,6 +42,18 @@ int main(int argc, char **argv)
     rpcMode->add_option("--object-mb", rpc.objectMb, "size of the object read in bulk")
         ->capture_default_str()
         ->check(CLI::Range(1, 65536));
+    rpcMode
+        ->add_option("--transport", rpc.transport, "transport of the spawned target (tcp, verbs)")
+        ->capture_default_str();
+    rpcMode
+        ->add_option("--address", rpc.address,
+                     "IPv4 address the spawned target listens on (verbs: one of an RDMA device)")
+        ->capture_default_str();
+    rpcMode
+        ->add_option("--ib-write-bw", rpc.ibWriteBwMiBps,
+                     "ib_write_bw's 'BW average[MB/sec]' (perftest MB = MiB) on the same device "
+                     "in the same run: reported as the ratio vs_ib_write_bw")
+        ->check(CLI::PositiveNumber);
 
     CommitBenchOptions commit;
     auto *commitMode = app.add_subcommand(
@@ -124,6 +137,22 @@ int main(int argc, char **argv)
         ->capture_default_str()
         ->check(CLI::Range(1u, 1u << 24));
 
+    CtlBenchOptions ctl;
+    auto *ctlMode = app.add_subcommand(
+        "ctl", "parameter changes through lutra-ctld vs straight to the datapath process");
+    ctlMode->add_option("--calls", ctl.calls, "SetParams calls measured")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1u << 20));
+    FanoutBenchOptions fanout;
+    auto *fanoutMode = app.add_subcommand(
+        "fanout", "lutractl -H flush --job over N lutra-ctld nodes on loopback, by node count");
+    fanoutMode->add_option("--nodes", fanout.nodes, "lutra-ctld processes")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 256u));
+    fanoutMode->add_option("--rounds", fanout.rounds, "runs per node count")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 10000u));
+
     CLI11_PARSE(app, argc, argv);
     if (!options.rawBaseline.empty() && options.target.empty()) {
         std::fprintf(stderr, "lutra-bench: --raw-baseline needs --target\n");
@@ -145,6 +174,12 @@ int main(int argc, char **argv)
         }
         if (*commitMode) {
             return runCommitBench(options, commit);
+        }
+        if (*ctlMode) {
+            return runCtlBench(options, ctl);
+        }
+        if (*fanoutMode) {
+            return runFanoutBench(options, fanout);
         }
         if (*flushMode) {
             return runFlushBench(options, flush);

@@ -386,8 +386,8 @@ private slots:
         const QString key = m_dir.path() + "/node.key";
         auto openssl = runProcess("openssl",
                                   {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
-                                   "-out", cert, "-days", "2", "-subj", "/CN=localhost",
-                                   "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"},
+                                   "-out", cert, "-days", "2", "-subj", "/CN=localhost", "-addext",
+                                   "subjectAltName=IP:127.0.0.1,DNS:localhost"},
                                   m_runDir);
         QVERIFY2(openssl.exitCode == 0, qPrintable(openssl.err));
         const QString token = m_dir.path() + "/ops.token";
@@ -407,9 +407,9 @@ private slots:
         auto plain = lutractl({"--node", node, "--token-file", token, "--timeout", "3s",
                                "get_param", "llite.*.max_read_ahead_mb"});
         QCOMPARE(plain.exitCode, 1); // a clear-text client cannot talk to a TLS port
-        auto byCertificate = lutractl({"--node", node, "--tls-ca", cert, "--tls-cert", cert,
-                                       "--tls-key", key, "set_param",
-                                       "llite.*.max_read_ahead_mb=32"});
+        auto byCertificate =
+            lutractl({"--node", node, "--tls-ca", cert, "--tls-cert", cert, "--tls-key", key,
+                      "set_param", "llite.*.max_read_ahead_mb=32"});
         QCOMPARE(byCertificate.exitCode, 1);
         QVERIFY2(byCertificate.err.contains("cert:localhost has role viewer"),
                  qPrintable(byCertificate.err));
@@ -508,6 +508,27 @@ private slots:
             QVERIFY(status.error_message().find("NAME=VALUE") != std::string::npos);
         }
         QCOMPARE(ctld->stop(), 0);
+    }
+
+    // lutra-bench's control-plane modes run their own ctld(s) and report in the usual shape.
+    void benchControlPlaneModes()
+    {
+        auto ctl = runProcess(QStringLiteral(LUTRA_BENCH_BIN), {"--json", "ctl", "--calls", "20"},
+                              m_dir.path(), 120000);
+        QVERIFY2(ctl.exitCode == 0, qPrintable(ctl.err));
+        const auto report = QJsonDocument::fromJson(ctl.out.toUtf8()).object();
+        QCOMPARE(report["mode"].toString(), QString("ctl"));
+        QVERIFY(report["results"].toObject()["ctld_set_p50_us"].toDouble() > 0);
+        QVERIFY(report["ratios"].toObject()["ctld_latency_vs_direct_p50"].toDouble() > 0);
+
+        auto fanout =
+            runProcess(QStringLiteral(LUTRA_BENCH_BIN),
+                       {"--json", "fanout", "--nodes", "2", "--rounds", "2"}, m_dir.path(), 120000);
+        QVERIFY2(fanout.exitCode == 0, qPrintable(fanout.err));
+        const auto results =
+            QJsonDocument::fromJson(fanout.out.toUtf8()).object()["results"].toObject();
+        QVERIFY(results["nodes_1"].toObject()["p50_ms"].toDouble() > 0);
+        QVERIFY(results["nodes_2"].toObject()["p99_ms"].toDouble() > 0);
     }
 
     void metricsPassPromtool()
