@@ -6,7 +6,10 @@ namespace lutra::tools {
 
 struct RpcBenchOptions {
     unsigned threads = 4;
-    unsigned objectMb = 64; // object read by the bulk measurement
+    unsigned objectMb = 64;            // object read by the bulk measurement
+    std::string transport = "tcp";     // plugin of the spawned target
+    std::string address = "127.0.0.1"; // where the spawned target listens (verbs: an RDMA address)
+    double ibWriteBwMiBps = 0;         // ib_write_bw on the same device, same run: vs_ib_write_bw
 };
 // Small-RPC rate and bulk read bandwidth over the transport plugin, against raw TCP echo and
 // raw TCP streaming between the same two processes.

@@ -40,6 +40,7 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
         TargetProcess::Options spawn;
         spawn.binary = options.targetBinary;
         spawn.root = root->path();
+        spawn.listen = rpc.transport + "://" + rpc.address + ":0";
         spawn.rawBaseline = true;
         auto started = TargetProcess::spawn(spawn);
         if (!started) {
@@ -146,6 +147,12 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     report.results["bulk_read_checksums_MBps"] = rounded(checkedReads.megabytesPerSecond());
     report.ratios["checksums_vs_off"] =
         rounded(checkedReads.megabytesPerSecond() / reads.megabytesPerSecond());
+    if (rpc.ibWriteBwMiBps > 0) {
+        // The device's own ceiling, measured by perftest on the same device in the same run.
+        const double ibWriteBw = rpc.ibWriteBwMiBps * 1.048576;
+        report.results["ib_write_bw_MBps"] = rounded(ibWriteBw);
+        report.ratios["vs_ib_write_bw"] = rounded(reads.megabytesPerSecond() / ibWriteBw);
+    }
     transport->transport->deregisterMemory(*region);
 
     if (rawUri.empty()) {
