@@ -376,6 +376,16 @@ private slots:
         auto soft = lutractl({"-H", hosts, "--token-file", viewer, "--timeout", "3s", "--fail-soft",
                               "get_param", "llite.*.max_read_ahead_mb"});
         QCOMPARE(soft.exitCode, 0);
+
+        // SIGHUP reloads tokens: a token added to the file works without a restart.
+        const QString fresh = m_dir.path() + "/fresh.token";
+        std::ofstream(fresh.toStdString()) << "fresh-secret-0123456789ab\n";
+        QCOMPARE(lutractl({"--node", node, "--token-file", fresh, "status"}).exitCode, 1);
+        std::ofstream(m_runDir.toStdString() + "/ctld.yaml", std::ios::app)
+            << "    - {name: fresh, token_file: " << fresh.toStdString() << ", role: viewer}\n";
+        ::kill(static_cast<pid_t>(ctld->pid()), SIGHUP);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            lutractl({"--node", node, "--token-file", fresh, "status"}).exitCode, 0, 10000);
         QCOMPARE(ctld->stop(), 0);
     }
 
