@@ -93,9 +93,10 @@ Result<std::string> readFile(const std::string &path)
     return text.str();
 }
 
-std::string profileErrorText(const v1::ProfileError &error)
+// "file:line:col: message"; errors in a document sent inline are named after the local file.
+std::string profileErrorText(const v1::ProfileError &error, const std::string &inlineFile = {})
 {
-    std::string where = error.file();
+    std::string where = error.file() == "inline" && !inlineFile.empty() ? inlineFile : error.file();
     if (error.line() > 0) {
         where += ":" + std::to_string(error.line()) + ":" + std::to_string(error.column());
     }
@@ -234,11 +235,7 @@ Result<Command> profileCommand(ProfileMode mode, ProfileOptions options)
         }
         NodeResult result{reply.errors().empty(), {}, toJson(reply), {}};
         for (const auto &error : reply.errors()) {
-            auto text = profileErrorText(error);
-            if (!file.empty() && error.file() == "inline") {
-                text = file + text.substr(6);
-            }
-            result.text += text + "\n";
+            result.text += profileErrorText(error, file) + "\n";
         }
         if (!reply.errors().empty()) {
             result.error = "profile " + reply.profile() + ": " +
@@ -296,11 +293,7 @@ Result<Command> putProfileCommand(const std::string &file)
         }
         NodeResult result{reply.errors().empty(), {}, toJson(reply), {}};
         for (const auto &error : reply.errors()) {
-            auto text = profileErrorText(error);
-            if (error.file() == "inline") {
-                text = file + text.substr(6);
-            }
-            result.text += text + "\n";
+            result.text += profileErrorText(error, file) + "\n";
         }
         if (result.ok) {
             result.text += "stored profile " + reply.name() + "\n";
