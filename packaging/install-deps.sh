@@ -20,8 +20,8 @@ packages=(
   # tests (promtool, from prometheus, checks ctld's /metrics output)
   prometheus
   # vm tests (soft-RoCE under QEMU)
-  qemu-system-x86 linux-image-amd64 busybox-static cpio rdma-core ibverbs-utils ibverbs-providers
-  rdmacm-utils iproute2 kmod perftest
+  qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils rdma-core ibverbs-utils
+  ibverbs-providers rdmacm-utils iproute2 kmod perftest
 )
 
 missing=()

@@ -1,6 +1,8 @@
-// Transport conformance: every plugin that can run on this machine (tcp here; verbs joins by
-// adding its name to plugins()) is loaded for real from LUTRA_PLUGIN_PATH and must pass the same
-// cases. Every wait is bounded; nothing measures speed.
+// Transport conformance: every plugin that can run on this machine is loaded for real from
+// LUTRA_PLUGIN_PATH and must pass the same cases. Every wait is bounded; nothing measures speed.
+// LUTRA_CONFORMANCE_TRANSPORTS (comma-separated, default "tcp") and LUTRA_CONFORMANCE_HOST (the
+// IPv4 address to listen on, default 127.0.0.1) choose what runs: the vm tests run verbs on the
+// VM's soft-RoCE address (tests/vm).
 #include "tcp/tcp_frame.h"
 #include "transport/loader.h"
 
@@ -16,6 +18,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -31,15 +34,32 @@ namespace {
 
 constexpr auto kWait = 5s; // upper bound for anything that should happen "soon"
 
-// The plugins under test; a plugin that cannot run here (no device) is skipped, not failed.
+// The plugins under test. A plugin that says it is not implemented here is skipped; one that
+// cannot start (no RDMA device) fails.
 std::vector<std::string> plugins()
 {
-    return {"tcp"};
+    const char *env = std::getenv("LUTRA_CONFORMANCE_TRANSPORTS");
+    std::string list = env != nullptr && *env != '\0' ? env : "tcp";
+    std::vector<std::string> out;
+    for (std::size_t start = 0; start <= list.size();) {
+        const auto comma = std::min(list.find(',', start), list.size());
+        if (comma > start) {
+            out.push_back(list.substr(start, comma - start));
+        }
+        start = comma + 1;
+    }
+    return out;
+}
+
+std::string host()
+{
+    const char *env = std::getenv("LUTRA_CONFORMANCE_HOST");
+    return env != nullptr && *env != '\0' ? env : "127.0.0.1";
 }
 
 std::string listenUri(const std::string &plugin)
 {
-    return plugin == "verbs" ? "verbs://rxe0/127.0.0.1:0" : plugin + "://127.0.0.1:0";
+    return plugin + "://" + host() + ":0";
 }
 
 // Log lines of warning and above, shared by all transports of a test.
@@ -131,7 +151,7 @@ private:
 };
 
 // Pages of a buffer as segments: 4 KiB each while that fits kMaxBulkSegments, else larger.
-std::vector<Segment> segmentsOf(std::vector<std::byte> &buffer, std::uint64_t region)
+std::vector<Segment> segmentsOf(std::span<std::byte> buffer, std::uint64_t region)
 {
     const std::size_t piece =
         std::max<std::size_t>(4096, (buffer.size() + kMaxBulkSegments - 1) / kMaxBulkSegments);
@@ -142,7 +162,7 @@ std::vector<Segment> segmentsOf(std::vector<std::byte> &buffer, std::uint64_t re
     return out;
 }
 
-void fillPattern(std::vector<std::byte> &buffer, unsigned seed)
+void fillPattern(std::span<std::byte> buffer, unsigned seed)
 {
     for (std::size_t i = 0; i < buffer.size(); ++i) {
         buffer[i] = static_cast<std::byte>((i * 131 + seed * 7 + (i >> 12)) & 0xff);
@@ -296,7 +316,7 @@ private slots:
         QCOMPARE(server->limits().maxMessageSize, client->limits().maxMessageSize);
         QCOMPARE(server->limits().maxBulkSize, client->limits().maxBulkSize);
         QCOMPARE(server->limits().queueDepth, client->limits().queueDepth);
-        QVERIFY(client->peer().starts_with(m_plugin + "://127.0.0.1:"));
+        QVERIFY(client->peer().starts_with(m_plugin + "://" + host() + ":"));
 
         client->close();
         QVERIFY(m_clientHandler.waitFor([&] { return m_clientHandler.disconnects.size() == 1; }));
@@ -409,8 +429,9 @@ private slots:
         const ConnectionPtr client = ends.second;
         QVERIFY(client);
         const std::uint64_t maxBulk = client->limits().maxBulkSize;
-        std::vector<std::byte> clientPages(maxBulk);
-        std::vector<std::byte> serverPages(maxBulk);
+        // Registered once, like a page pool: the buffers of each size are slices of these.
+        std::vector<std::byte> clientPages(2 * maxBulk);
+        std::vector<std::byte> serverPages(2 * maxBulk);
         auto clientRegion = m_client->registerMemory(clientPages.data(), clientPages.size());
         auto serverRegion = m_server->registerMemory(serverPages.data(), serverPages.size());
         QVERIFY(clientRegion.ok() && serverRegion.ok());
@@ -419,7 +440,7 @@ private slots:
         for (const std::uint64_t size : {std::uint64_t{4096}, std::uint64_t{8192},
                                          std::uint64_t{65536}, std::uint64_t{1} << 20, maxBulk}) {
             // Read: the client exposes its pages, the server puts into them.
-            std::vector<std::byte> destination(size);
+            const std::span<std::byte> destination(clientPages.data(), size);
             auto destinationSegments = segmentsOf(destination, clientRegion->id);
             auto exposed = client->exposeBulk(destinationSegments, BulkAccess::putInto);
             QVERIFY2(exposed.ok(), exposed.status().toString().c_str());
@@ -434,7 +455,7 @@ private slots:
             auto remote = BulkDescriptor::fromBytes(bytes(std::string_view(wire).substr(5)));
             QVERIFY(remote.ok());
 
-            std::vector<std::byte> source(size);
+            const std::span<std::byte> source(serverPages.data(), size);
             fillPattern(source, static_cast<unsigned>(size));
             auto sourceSegments = segmentsOf(source, serverRegion->id);
             ++tag;
@@ -453,16 +474,16 @@ private slots:
                 m_clientHandler.messages.clear();
                 return 0;
             });
-            QVERIFY(destination == source);
+            QVERIFY(std::equal(destination.begin(), destination.end(), source.begin()));
             client->unexposeBulk(*exposed);
 
             // Write: the client exposes dirty pages, the server gets from them.
-            std::vector<std::byte> dirty(size);
+            const std::span<std::byte> dirty(clientPages.data() + maxBulk, size);
             fillPattern(dirty, static_cast<unsigned>(size) + 1);
             auto dirtySegments = segmentsOf(dirty, clientRegion->id);
             auto toGet = client->exposeBulk(dirtySegments, BulkAccess::getFrom);
             QVERIFY(toGet.ok());
-            std::vector<std::byte> landing(size);
+            const std::span<std::byte> landing(serverPages.data() + maxBulk, size);
             auto landingSegments = segmentsOf(landing, serverRegion->id);
             ++tag;
             // A put into memory exposed for get is refused locally.
@@ -476,7 +497,7 @@ private slots:
                 m_serverHandler.bulkDone.clear();
                 return 0;
             });
-            QVERIFY(landing == dirty);
+            QVERIFY(std::equal(landing.begin(), landing.end(), dirty.begin()));
             client->unexposeBulk(*toGet);
 
             // A get on memory no longer exposed fails cleanly; the connection stays up.
@@ -667,8 +688,7 @@ private slots:
         ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len);
         ::close(fd); // bound, never listening, now closed: nothing answers on this port
         const std::string uri =
-            (m_plugin == "verbs" ? "verbs://rxe0/127.0.0.1:" : m_plugin + "://127.0.0.1:") +
-            std::to_string(ntohs(addr.sin_port));
+            m_plugin + "://" + host() + ":" + std::to_string(ntohs(addr.sin_port));
         auto connection = m_client->connect(uri, m_clientHandler);
         QCOMPARE(connection.status().code(), Errc::unavailable);
         QVERIFY2(connection.status().message().find("refused") != std::string::npos,

@@ -41,6 +41,7 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
         spawn.binary = options.targetBinary;
         spawn.root = root->path();
         spawn.listen = rpc.transport + "://" + rpc.address + ":0";
+        spawn.startTimeout = std::chrono::seconds(60); // sanitizers under emulation start slowly
         spawn.rawBaseline = true;
         auto started = TargetProcess::spawn(spawn);
         if (!started) {

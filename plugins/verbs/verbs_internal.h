@@ -1,0 +1,334 @@
+#pragma once
+// The verbs plugin's objects. Control path (setup, teardown, rdmacm events) in
+// verbs_transport.cpp and verbs_threads.cpp; hot path (send, bulk, completions) in
+// verbs_datapath.cpp.
+
+#include <lutra/transport.h>
+
+#include "verbs_config.h"
+#include "verbs_device.h"
+#include "verbs_handles.h"
+#include "verbs_memory.h"
+#include "verbs_wire.h"
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lutra::transport::verbs {
+
+class Engine;
+class IoThread;
+
+std::string errnoText(int error);
+
+// Something that receives the rdmacm events of its id on the CM thread.
+class CmEndpoint {
+public:
+    virtual ~CmEndpoint() = default;
+    virtual void onCmEvent(rdma_cm_event &event) noexcept = 0;
+};
+
+// A piece of local memory with its keys on the connection's device.
+struct Piece {
+    std::uint64_t address = 0;
+    std::uint32_t length = 0;
+    std::uint32_t lkey = 0;
+    std::uint32_t rkey = 0;
+};
+
+// Registrations of region-0 memory held for one operation or exposure.
+struct TransientSet {
+    MemoryRegistration *items = nullptr; // kMaxBulkSegments of them
+    std::uint32_t count = 0;
+
+    void clear() noexcept
+    {
+        for (std::uint32_t i = 0; i < count; ++i) {
+            items[i].reset();
+        }
+        count = 0;
+    }
+};
+
+class VerbsConnection final : public Connection,
+                              public CmEndpoint,
+                              public std::enable_shared_from_this<VerbsConnection> {
+public:
+    VerbsConnection(std::shared_ptr<Engine> engine, IoThread &thread, Device &device,
+                    Handler &handler, std::string peer, bool accepted);
+    ~VerbsConnection() override;
+
+    // Connection (any thread)
+    const Limits &limits() const noexcept override { return m_limits; }
+    std::string_view peer() const noexcept override { return m_peer; }
+    bool connected() const noexcept override { return m_connected.load(); }
+    void setContext(void *context) noexcept override { m_context.store(context); }
+    void *context() const noexcept override { return m_context.load(); }
+    Status send(std::span<const std::byte> message, Deadline deadline) noexcept override;
+    Result<BulkDescriptor> exposeBulk(std::span<const Segment> segments,
+                                      BulkAccess access) noexcept override;
+    void unexposeBulk(const BulkDescriptor &descriptor) noexcept override;
+    Status bulkPut(const BulkDescriptor &remote, std::span<const Segment> local, std::uint64_t tag,
+                   Deadline deadline) noexcept override;
+    Status bulkGet(const BulkDescriptor &remote, std::span<const Segment> local, std::uint64_t tag,
+                   Deadline deadline) noexcept override;
+    void close() noexcept override;
+
+    // CmEndpoint (CM thread): established, disconnected, errors.
+    void onCmEvent(rdma_cm_event &event) noexcept override;
+
+    // Control path (verbs_transport.cpp).
+    // Takes the id; creates the CQ, the QP and every buffer for `sizing`, posts the receives.
+    Status create(CmId id, const Limits &sizing);
+    // The negotiated limits (at most `sizing`) and the initial credits.
+    void establish(const Limits &agreed);
+    rdma_cm_id *cmId() const noexcept { return m_id.get(); }
+    void setAnnounced(bool announced) noexcept { m_announced = announced; }
+    std::uint8_t responderResources() const noexcept;
+    std::uint8_t initiatorDepth() const noexcept;
+    // Any thread: queue a teardown on the I/O thread.
+    void requestTeardown(Status reason) noexcept;
+    // I/O thread.
+    void announce() noexcept; // the acceptor's onAccepted, then completions flow
+    void startPolling() noexcept;
+    void onCompletionEvent() noexcept;
+    // Fails what is pending, disconnects, reports; resources go at releaseResources().
+    void teardown(const Status &reason) noexcept;
+    void releaseResources() noexcept;
+
+private:
+    enum class State : std::uint8_t { connecting, established, closing, closed };
+    enum class WrKind : std::uint8_t { message, control, listRead, bulkData };
+    static constexpr std::uint32_t kNoSlot = UINT32_MAX;
+    static constexpr std::uint64_t kReceiveBit = std::uint64_t{1} << 63;
+
+    struct RingEntry {
+        WrKind kind = WrKind::message;
+        bool lastOfOp = false;
+        std::uint32_t index = kNoSlot; // send slot, or op
+    };
+    enum class OpPhase : std::uint8_t { free, preparing, readingList, queued, posted };
+    struct Op {
+        OpPhase phase = OpPhase::free;
+        bool isGet = false;
+        std::uint64_t tag = 0;
+        std::uint64_t total = 0;
+        WireDescriptor remote;
+        Piece *local = nullptr; // kMaxBulkSegments
+        std::uint32_t localCount = 0;
+        TransientSet transient;
+        std::uint32_t localIndex = 0;
+        std::uint32_t remoteIndex = 0;
+        std::uint64_t localOffset = 0;
+        std::uint64_t remoteOffset = 0;
+        std::uint64_t remaining = 0;
+    };
+    enum class ExposurePhase : std::uint8_t { free, preparing, exposed, releasing };
+    struct Exposure {
+        ExposurePhase phase = ExposurePhase::free;
+        std::uint32_t generation = 0;
+        TransientSet transient;
+        Piece *pieces = nullptr; // kMaxBulkSegments, resolved before publishing
+    };
+    struct Done {
+        std::uint64_t tag = 0;
+        Errc code = Errc::ok;
+    };
+
+    // verbs_datapath.cpp
+    Status closedStatusLocked() const;
+    template <typename Ready>
+    bool waitLocked(std::unique_lock<std::mutex> &lock, Deadline deadline, Ready ready) noexcept;
+    Result<std::uint32_t> resolve(std::span<const Segment> segments, Piece *out,
+                                  TransientSet &transient) noexcept;
+    Result<WireDescriptor> decodeDescriptor(const BulkDescriptor &descriptor,
+                                            BulkAccess expected) const noexcept;
+    Status startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
+                     std::uint64_t tag, Deadline deadline, bool isGet) noexcept;
+    std::uint64_t reserveLocked(WrKind kind, std::uint32_t index, bool lastOfOp) noexcept;
+    bool postLocked(ibv_send_wr &first) noexcept;
+    bool postMessageLocked(MessageType type, std::span<const std::byte> payload) noexcept;
+    void maybeReturnCreditsLocked() noexcept;
+    void pumpBulkLocked() noexcept;
+    void checkListLocked(std::uint32_t opIndex) noexcept;
+    void finishOpLocked(std::uint32_t opIndex, Errc code) noexcept;
+    void drain() noexcept;
+    void onReceive(const ibv_wc &wc) noexcept;
+    void onSendCompletion(const ibv_wc &wc) noexcept;
+    void repostReceives() noexcept;
+    void reportDone() noexcept;
+    void fail(Status reason) noexcept; // teardown from the I/O thread with a logged reason
+
+    std::shared_ptr<Engine> m_engine;
+    IoThread &m_thread;
+    Device &m_device;
+    Handler &m_handler;
+    const std::string m_peer;
+    const bool m_accepted;
+    std::atomic<void *> m_context{nullptr};
+    std::atomic<bool> m_connected{false};
+    Limits m_limits;
+    Limits m_sizing;
+    bool m_announced = false; // the host knows this connection: report its disconnect
+
+    // Registered buffers (destroyed after the QP and the CQ).
+    std::size_t m_slotBytes = 0; // header + maxMessageSize of `sizing`
+    std::vector<std::byte> m_receiveBuffers;
+    std::vector<std::byte> m_sendBuffers; // data slots, then control slots
+    std::vector<std::byte> m_table;       // exposure table, read by the peer
+    std::vector<std::byte> m_lists;       // the peer's extent lists, one per op
+    MemoryRegistration m_receiveMr;
+    MemoryRegistration m_sendMr;
+    MemoryRegistration m_tableMr;
+    MemoryRegistration m_listsMr;
+    std::vector<Piece> m_pieces; // ops' local pieces, then exposures' pieces
+    std::vector<MemoryRegistration> m_transient;
+    CompletionQueue m_cq;
+    CmId m_id;
+    QueuePair m_qp;
+    std::uint32_t m_maxInline = 0;
+    std::uint32_t m_maxSge = 1;
+
+    // Guarded by m_mutex.
+    mutable std::mutex m_mutex;
+    std::condition_variable m_space; // credit, slot or queue space freed, or closed
+    State m_state = State::connecting;
+    Status m_closeReason;
+    std::uint32_t m_dataCredits = 0;
+    std::uint32_t m_controlCredits = 0;
+    std::uint32_t m_owedData = 0;
+    std::uint32_t m_owedControl = 0;
+    std::uint32_t m_creditThreshold = 1;
+    std::uint32_t m_signalInterval = 1;
+    std::uint32_t m_unsignaled = 0;
+    std::uint32_t m_messageWrs = 0;
+    std::uint32_t m_messageWrCapacity = 0;
+    std::uint32_t m_bulkWrs = 0;
+    std::uint64_t m_postedSeq = 0;
+    std::uint64_t m_completedSeq = 0;
+    std::vector<RingEntry> m_ring;
+    std::vector<std::uint32_t> m_freeSendSlots;
+    std::vector<std::uint32_t> m_freeControlSlots;
+    std::vector<Op> m_ops;
+    std::vector<std::uint32_t> m_freeOps;
+    std::vector<Exposure> m_exposures;
+    std::vector<std::uint32_t> m_freeExposures;
+    std::vector<std::uint32_t> m_bulkQueue; // ring of op indices waiting to post data WRs
+    std::size_t m_bulkHead = 0;
+    std::size_t m_bulkCount = 0;
+    std::vector<ibv_send_wr> m_bulkWrList; // kBulkBatch, built under the lock
+    std::vector<ibv_sge> m_bulkSges;       // kBulkBatch × m_maxSge
+    std::vector<Done> m_done;              // finished ops, reported after unlocking
+
+    // I/O thread only.
+    bool m_tornDown = false;
+    std::array<ibv_wc, kPollBatch> m_completions{};
+    std::vector<ibv_recv_wr> m_receiveWrs;
+    std::vector<ibv_sge> m_receiveSges;
+    std::vector<std::uint32_t> m_repost; // receive buffers to post again
+    std::uint32_t m_repostData = 0;      // of them, consumed by data messages
+    std::uint32_t m_repostControl = 0;   // by credit messages
+    std::uint32_t m_arrivedData = 0;     // credits the peer returned, applied after reposting
+    std::uint32_t m_arrivedControl = 0;
+    std::vector<Done> m_reporting;
+};
+
+// The I/O thread a connection belongs to: sleeps in epoll on the completion channel of each
+// device and on an eventfd for commands; handlers run here.
+class IoThread {
+public:
+    IoThread() = default;
+    ~IoThread();
+    IoThread(const IoThread &) = delete;
+    IoThread &operator=(const IoThread &) = delete;
+
+    Status start(const std::vector<std::unique_ptr<Device>> &devices);
+    void stop() noexcept; // tears down every connection and joins
+
+    ibv_comp_channel *completionChannel(std::size_t device) const noexcept
+    {
+        return m_channels[device].get();
+    }
+    // Control path, any thread: the thread tracks the connection (and tears it down at stop).
+    Status adopt(const std::shared_ptr<VerbsConnection> &connection);
+    // Queues `work` for the I/O thread; false once the thread has stopped.
+    [[nodiscard]] bool post(std::function<void()> work);
+    // I/O thread: resources go after the current batch, then the thread's reference.
+    void retire(VerbsConnection *connection) noexcept;
+
+private:
+    void run() noexcept;
+    void runCommands() noexcept;
+    void drainChannel(ibv_comp_channel *channel) noexcept;
+    void releaseRetired() noexcept;
+
+    int m_epoll = -1;
+    int m_wake = -1;
+    std::thread m_thread;
+    std::atomic<bool> m_stop{false};
+    std::vector<CompletionChannel> m_channels; // one per device
+
+    std::mutex m_mutex; // guards the members below
+    std::vector<std::shared_ptr<VerbsConnection>> m_connections;
+    std::vector<std::function<void()>> m_commands;
+    bool m_stopped = false;
+
+    std::vector<std::shared_ptr<VerbsConnection>> m_retired; // I/O thread only
+};
+
+// Reads the transport's rdmacm event channel and hands each event to its endpoint.
+class CmThread {
+public:
+    explicit CmThread(Engine &engine) : m_engine(engine) {}
+    ~CmThread();
+    CmThread(const CmThread &) = delete;
+    CmThread &operator=(const CmThread &) = delete;
+
+    Status start();
+    void stop() noexcept;
+
+private:
+    void run() noexcept;
+
+    Engine &m_engine;
+    int m_wake = -1;
+    std::thread m_thread;
+    std::atomic<bool> m_stop{false};
+};
+
+// What a transport instance shares with its connections and listeners, which keep it alive:
+// the devices and their PDs, registered regions, the rdmacm event channel, the threads.
+class Engine {
+public:
+    static Result<std::shared_ptr<Engine>> create(const TransportOptions &options);
+    explicit Engine(const TransportOptions &options) : m_options(options) {}
+    ~Engine();
+
+    void log(LogLevel level, std::string_view text) const { m_options.log(level, text); }
+    const TransportOptions &options() const noexcept { return m_options; }
+    rdma_event_channel *channel() const noexcept { return m_channel.get(); }
+    const std::vector<std::unique_ptr<Device>> &devices() const noexcept { return m_devices; }
+    Device *deviceOf(const ibv_context *context) const noexcept;
+    RegionTable &regions() noexcept { return *m_regions; }
+    IoThread &pickThread() noexcept;
+    // Stops the CM thread, then the I/O threads (every connection is torn down).
+    void stop() noexcept;
+
+private:
+    TransportOptions m_options;
+    EventChannel m_channel; // destroyed last: every id is gone by then
+    std::vector<std::unique_ptr<Device>> m_devices;
+    std::unique_ptr<RegionTable> m_regions;
+    std::vector<std::unique_ptr<IoThread>> m_threads;
+    std::unique_ptr<CmThread> m_cm;
+    std::atomic<std::uint32_t> m_next{0};
+};
+
+} // namespace lutra::transport::verbs
