@@ -121,15 +121,7 @@ Result<bool> Statement::step()
 
 Status Statement::run()
 {
-    for (;;) {
-        auto row = step();
-        if (!row.ok()) {
-            return row.status();
-        }
-        if (!*row) {
-            return {};
-        }
-    }
+    return forEachRow([](const Statement &) {});
 }
 
 void Statement::reset() noexcept
@@ -215,16 +207,9 @@ Result<Statement> Connection::prepare(std::string_view sql)
 
 Result<std::int64_t> Connection::queryInt(std::string_view sql)
 {
-    auto statement = prepare(sql);
+    auto statement = queryRow(sql, Status(Errc::internal, std::string(sql) + " returned no row"));
     if (!statement.ok()) {
         return statement.status();
-    }
-    auto row = statement->step();
-    if (!row.ok()) {
-        return row.status();
-    }
-    if (!*row) {
-        return Status(Errc::internal, std::string(sql) + " returned no row");
     }
     return statement->columnInt(0);
 }

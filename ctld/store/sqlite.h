@@ -5,10 +5,13 @@
 
 #include <lutra/status.h>
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -42,6 +45,25 @@ public:
     Result<bool> step();
     // Steps to completion; for statements that return no rows.
     Status run();
+    // Steps through the remaining rows, calling onRow(row) on each; stops at the first error,
+    // SQLite's or one onRow returns (onRow may also return nothing).
+    template <std::invocable<const Statement &> OnRow> Status forEachRow(OnRow &&onRow)
+    {
+        for (;;) {
+            auto row = step();
+            if (!row.ok()) {
+                return row.status();
+            }
+            if (!*row) {
+                return {};
+            }
+            if constexpr (std::is_void_v<std::invoke_result_t<OnRow &, const Statement &>>) {
+                onRow(std::as_const(*this));
+            } else if (Status status = onRow(std::as_const(*this)); !status.ok()) {
+                return status;
+            }
+        }
+    }
     // Ready for the next row of bindings (clears them too).
     void reset() noexcept;
 
@@ -73,6 +95,41 @@ public:
     // Runs constant SQL (one or more statements, no parameters): schema, pragmas, BEGIN/COMMIT.
     Status exec(const char *sql);
     Result<Statement> prepare(std::string_view sql);
+    // Prepares `sql` and binds `values` to ?1, ?2, ... in order.
+    template <typename... Values>
+    Result<Statement> prepare(std::string_view sql, const Values &...values)
+    {
+        auto statement = prepare(sql);
+        if (statement.ok()) {
+            int index = 0;
+            (statement->bind(++index, values), ...);
+        }
+        return statement;
+    }
+    // Prepares, binds and runs a statement that returns no rows.
+    template <typename... Values> Status run(std::string_view sql, const Values &...values)
+    {
+        auto statement = prepare(sql, values...);
+        return statement.ok() ? statement->run() : statement.status();
+    }
+    // Prepares, binds and steps to the first row: the statement on that row, or `none` when the
+    // query returns no rows.
+    template <typename... Values>
+    Result<Statement> queryRow(std::string_view sql, const Status &none, const Values &...values)
+    {
+        auto statement = prepare(sql, values...);
+        if (!statement.ok()) {
+            return statement;
+        }
+        auto row = statement->step();
+        if (!row.ok()) {
+            return row.status();
+        }
+        if (!*row) {
+            return none;
+        }
+        return statement;
+    }
     // The single integer a query such as "PRAGMA user_version" returns.
     Result<std::int64_t> queryInt(std::string_view sql);
 

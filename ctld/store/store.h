@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -128,7 +129,17 @@ private:
     // "<path>: <operation>: <error>"
     Status failure(std::string_view operation, const Status &status) const;
 
-    // Bodies of the public mutations, run on the write connection inside a transaction.
+    // The frame of every call that touches the database: takes the connection's lock, fails
+    // with closedError() once closed, runs body(connection) in a transaction and returns what
+    // body returns (Status or Result<T>), errors as failure(operation, ...). write() runs an
+    // IMMEDIATE transaction and commits it if body succeeds; read() a DEFERRED one, so all of
+    // body's statements see one snapshot. Defined in store_internal.h.
+    template <std::invocable<sqlite::Connection &> Body>
+    auto write(std::string_view operation, Body &&body);
+    template <std::invocable<sqlite::Connection &> Body>
+    auto read(std::string_view operation, Body &&body) const;
+
+    // Parts of the public mutations, run on the write connection inside write().
     Result<PointId> insertPoint(const PointDraft &draft, Outcome outcome, std::string_view error,
                                 bool finished);
     Status insertChanges(PointId point, const std::vector<Change> &changes);

@@ -118,26 +118,16 @@ Result<PointId> Store::beginApply(const PointDraft &draft,
     if (!status.ok()) {
         return failure(kOperation, status);
     }
-    std::lock_guard lock(m_writeMutex);
-    if (!m_write) {
-        return closedError(kOperation);
-    }
-    auto transaction = sqlite::Transaction::begin(*m_write, sqlite::Transaction::Kind::immediate);
-    if (!transaction.ok()) {
-        return failure(kOperation, transaction.status());
-    }
-    auto point = insertPoint(draft, Outcome::pending, {}, false);
-    if (!point.ok()) {
-        return failure(kOperation, point.status());
-    }
-    status = insertChanges(*point, rows);
-    if (status.ok()) {
-        status = transaction->commit();
-    }
-    if (!status.ok()) {
-        return failure(kOperation, status);
-    }
-    return point;
+    return write(kOperation, [&](sqlite::Connection &) -> Result<PointId> {
+        auto point = insertPoint(draft, Outcome::pending, {}, false);
+        if (!point.ok()) {
+            return point.status();
+        }
+        if (Status inserted = insertChanges(*point, rows); !inserted.ok()) {
+            return inserted;
+        }
+        return point;
+    });
 }
 
 Status Store::finishApply(PointId point, const ApplyResult &result)
@@ -156,108 +146,70 @@ Status Store::finishApply(PointId point, const ApplyResult &result)
     if (!status.ok()) {
         return failure(operation, status);
     }
-    std::lock_guard lock(m_writeMutex);
-    if (!m_write) {
-        return closedError(operation);
-    }
-    auto transaction = sqlite::Transaction::begin(*m_write, sqlite::Transaction::Kind::immediate);
-    if (!transaction.ok()) {
-        return failure(operation, transaction.status());
-    }
-    auto select = m_write->prepare("SELECT outcome, principal FROM history_points WHERE id = ?1");
-    if (!select.ok()) {
-        return failure(operation, select.status());
-    }
-    select->bind(1, point);
-    auto row = select->step();
-    if (!row.ok()) {
-        return failure(operation, row.status());
-    }
-    if (!*row) {
-        return failure(operation, Status(Errc::not_found, "no such history point"));
-    }
-    const std::string outcome = select->columnText(0);
-    const std::string principal = select->columnText(1);
-    select->reset();
-    if (outcome != outcomeName(Outcome::pending)) {
-        return failure(operation,
-                       Status(Errc::failed_precondition,
-                              "the point is not pending (its outcome is " + outcome + ")"));
-    }
-    auto clearPlan = m_write->prepare("DELETE FROM history_changes WHERE point_id = ?1");
-    if (!clearPlan.ok()) {
-        return failure(operation, clearPlan.status());
-    }
-    clearPlan->bind(1, point);
-    status = clearPlan->run();
-    if (status.ok()) {
-        status = insertChanges(point, result.changes);
-    }
-    if (status.ok()) {
-        auto update = m_write->prepare(
-            "UPDATE history_points SET outcome = ?2, error = ?3, finished_ns = ?4 WHERE id = ?1");
-        if (!update.ok()) {
-            return failure(operation, update.status());
+    return write(operation, [&](sqlite::Connection &db) -> Status {
+        auto select = db.queryRow("SELECT outcome, principal FROM history_points WHERE id = ?1",
+                                  detail::noSuchPoint(), point);
+        if (!select.ok()) {
+            return select.status();
         }
-        update->bind(1, point)
-            .bind(2, outcomeName(result.outcome))
-            .bind(3, result.error)
-            .bind(4, toNs(result.finished));
-        status = update->run();
-    }
-    if (status.ok()) {
-        Audit audit{result.finished, {}, principal, {}};
-        status = applyDesired(point, audit, result.desired);
-    }
-    if (status.ok()) {
-        status = transaction->commit();
-    }
-    return status.ok() ? Status{} : failure(operation, status);
+        const std::string outcome = select->columnText(0);
+        const std::string principal = select->columnText(1);
+        select->reset();
+        if (outcome != outcomeName(Outcome::pending)) {
+            return Status(Errc::failed_precondition,
+                          "the point is not pending (its outcome is " + outcome + ")");
+        }
+        Status written = db.run("DELETE FROM history_changes WHERE point_id = ?1", point);
+        if (written.ok()) {
+            written = insertChanges(point, result.changes);
+        }
+        if (written.ok()) {
+            written =
+                db.run("UPDATE history_points SET outcome = ?2, error = ?3, finished_ns = ?4 "
+                       "WHERE id = ?1",
+                       point, outcomeName(result.outcome), result.error, toNs(result.finished));
+        }
+        if (written.ok()) {
+            written =
+                applyDesired(point, Audit{result.finished, {}, principal, {}}, result.desired);
+        }
+        return written;
+    });
 }
 
 Result<std::vector<PendingApply>> Store::pendingApplies() const
 {
-    constexpr std::string_view kOperation = "list pending applies";
-    std::lock_guard lock(m_readMutex);
-    if (!m_read) {
-        return closedError(kOperation);
-    }
-    auto transaction = sqlite::Transaction::begin(*m_read, sqlite::Transaction::Kind::deferred);
-    if (!transaction.ok()) {
-        return failure(kOperation, transaction.status());
-    }
-    auto statement = m_read->prepare("SELECT " + std::string(detail::kPointColumns) +
-                                     " FROM history_points p WHERE p.outcome = 'pending' "
-                                     "ORDER BY p.id");
-    if (!statement.ok()) {
-        return failure(kOperation, statement.status());
-    }
-    std::vector<PendingApply> pending;
-    for (;;) {
-        auto row = statement->step();
-        if (!row.ok()) {
-            return failure(kOperation, row.status());
+    using Pending = std::vector<PendingApply>;
+    return read("list pending applies", [](sqlite::Connection &db) -> Result<Pending> {
+        auto statement = db.prepare("SELECT " + std::string(detail::kPointColumns) +
+                                    " FROM history_points p WHERE p.outcome = 'pending' "
+                                    "ORDER BY p.id");
+        if (!statement.ok()) {
+            return statement.status();
         }
-        if (!*row) {
-            break;
+        Pending pending;
+        const Status stepped = statement->forEachRow([&](const sqlite::Statement &row) {
+            auto point = detail::readPoint(row);
+            if (point.ok()) {
+                pending.push_back({std::move(*point), {}});
+            }
+            return point.status();
+        });
+        if (!stepped.ok()) {
+            return stepped;
         }
-        auto point = detail::readPoint(*statement);
-        if (!point.ok()) {
-            return failure(kOperation, point.status());
+        for (PendingApply &apply : pending) {
+            auto changes = detail::readChanges(db, apply.point.id);
+            if (!changes.ok()) {
+                return changes.status();
+            }
+            for (Change &change : *changes) {
+                apply.planned.push_back({std::move(change.instance), std::move(change.param),
+                                         std::move(change.oldValue), std::move(change.requested)});
+            }
         }
-        pending.push_back({std::move(*point), {}});
-    }
-    for (PendingApply &apply : pending) {
-        auto changes = detail::readChanges(*m_read, apply.point.id);
-        if (!changes.ok()) {
-            return failure(kOperation, changes.status());
-        }
-        for (Change &change : *changes) {
-            apply.planned.push_back({std::move(change.instance), std::move(change.param),
-                                     std::move(change.oldValue), std::move(change.requested)});
-        }
-    }
-    return pending;
+        return pending;
+    });
 }
 
 Result<PointId> Store::recordPoint(const PointDraft &draft, Outcome outcome, std::string_view error,
@@ -280,29 +232,20 @@ Result<PointId> Store::recordPoint(const PointDraft &draft, Outcome outcome, std
     if (!status.ok()) {
         return failure(operation, status);
     }
-    std::lock_guard lock(m_writeMutex);
-    if (!m_write) {
-        return closedError(operation);
-    }
-    auto transaction = sqlite::Transaction::begin(*m_write, sqlite::Transaction::Kind::immediate);
-    if (!transaction.ok()) {
-        return failure(operation, transaction.status());
-    }
-    auto point = insertPoint(draft, outcome, error, true);
-    if (!point.ok()) {
-        return failure(operation, point.status());
-    }
-    status = insertChanges(*point, changes);
-    if (status.ok()) {
-        status = applyDesired(*point, draft.audit, desired);
-    }
-    if (status.ok()) {
-        status = transaction->commit();
-    }
-    if (!status.ok()) {
-        return failure(operation, status);
-    }
-    return point;
+    return write(operation, [&](sqlite::Connection &) -> Result<PointId> {
+        auto point = insertPoint(draft, outcome, error, true);
+        if (!point.ok()) {
+            return point.status();
+        }
+        Status written = insertChanges(*point, changes);
+        if (written.ok()) {
+            written = applyDesired(*point, draft.audit, desired);
+        }
+        if (!written.ok()) {
+            return written;
+        }
+        return point;
+    });
 }
 
 } // namespace lutra::ctld

@@ -36,10 +36,6 @@ Status Store::recordSamples(std::string_view instance, TimePoint time,
 
 Result<std::uint64_t> Store::writeBuckets(const std::vector<BucketRow> &rows, std::int64_t cutoffNs)
 {
-    auto transaction = sqlite::Transaction::begin(*m_write, sqlite::Transaction::Kind::immediate);
-    if (!transaction.ok()) {
-        return transaction.status();
-    }
     auto insertSeries = m_write->prepare(
         "INSERT INTO counter_series (instance, counter) VALUES (?1, ?2) ON CONFLICT DO NOTHING");
     auto selectSeries =
@@ -92,12 +88,8 @@ Result<std::uint64_t> Store::writeBuckets(const std::vector<BucketRow> &rows, st
             return status;
         }
     }
-    auto prune = m_write->prepare("DELETE FROM counter_buckets WHERE bucket_ns < ?1");
-    if (!prune.ok()) {
-        return prune.status();
-    }
-    prune->bind(1, cutoffNs);
-    if (Status status = prune->run(); !status.ok()) {
+    if (Status status = m_write->run("DELETE FROM counter_buckets WHERE bucket_ns < ?1", cutoffNs);
+        !status.ok()) {
         return status;
     }
     const auto pruned = static_cast<std::uint64_t>(m_write->changes());
@@ -109,9 +101,6 @@ Result<std::uint64_t> Store::writeBuckets(const std::vector<BucketRow> &rows, st
         if (!status.ok()) {
             return status;
         }
-    }
-    if (Status status = transaction->commit(); !status.ok()) {
-        return status;
     }
     return pruned;
 }
@@ -125,18 +114,13 @@ Status Store::flushSamples(TimePoint now)
     const std::int64_t cutoffNs = m_counters->bucketStart(detail::toNs(now) - retentionNs);
     const std::vector<BucketRow> &rows = m_counters->beginFlush(cutoffNs);
 
-    Result<std::uint64_t> pruned = Status(Errc::failed_precondition, "the store is closed");
-    {
-        std::lock_guard lock(m_writeMutex);
-        if (m_write) {
-            pruned = writeBuckets(rows, cutoffNs);
-        }
-    }
+    const Result<std::uint64_t> pruned =
+        write(kOperation, [&](sqlite::Connection &) { return writeBuckets(rows, cutoffNs); });
     const std::size_t written = rows.size(); // rows stays valid until endFlush()
     m_counters->endFlush(pruned.ok());
     if (!pruned.ok()) {
         m_sampleFlushFailures.fetch_add(1, std::memory_order_relaxed);
-        return failure(kOperation, pruned.status());
+        return pruned.status();
     }
     m_sampleFlushes.fetch_add(1, std::memory_order_relaxed);
     m_bucketsWritten.fetch_add(written, std::memory_order_relaxed);
@@ -176,62 +160,43 @@ Result<std::vector<CounterSeries>> Store::counterHistory(const CounterQuery &que
     using SeriesKey = std::pair<std::string, std::string>;
     std::map<SeriesKey, std::map<std::int64_t, BucketValues>> series;
     std::size_t points = 0;
+    auto optionalPattern = [](const std::string &pattern) {
+        return pattern.empty() ? std::nullopt : std::optional<std::string>(pattern);
+    };
     const Status tooMany(Errc::resource_exhausted,
                          "more than " + std::to_string(maxPoints) +
                              " points match; narrow the globs or the time range");
-    {
-        std::lock_guard lock(m_readMutex);
-        if (!m_read) {
-            return closedError(kOperation);
-        }
-        auto transaction = sqlite::Transaction::begin(*m_read, sqlite::Transaction::Kind::deferred);
-        if (!transaction.ok()) {
-            return failure(kOperation, transaction.status());
-        }
-        auto selectSeries = m_read->prepare("SELECT id, instance, counter FROM counter_series "
-                                            "WHERE (?1 IS NULL OR lutra_glob(?1, instance)) "
-                                            "AND (?2 IS NULL OR lutra_glob(?2, counter))");
-        auto selectBuckets = m_read->prepare(
+    const Status stored = read(kOperation, [&](sqlite::Connection &db) {
+        auto selectSeries =
+            db.prepare("SELECT id, instance, counter FROM counter_series "
+                       "WHERE (?1 IS NULL OR lutra_glob(?1, instance)) "
+                       "AND (?2 IS NULL OR lutra_glob(?2, counter))",
+                       optionalPattern(query.instanceGlob), optionalPattern(query.counterGlob));
+        auto selectBuckets = db.prepare(
             "SELECT bucket_ns, last_ns, last_value, min_value, max_value FROM counter_buckets "
             "WHERE series_id = ?1 AND bucket_ns >= ?2 AND bucket_ns < ?3");
         for (const auto *statement : {&selectSeries, &selectBuckets}) {
             if (!statement->ok()) {
-                return failure(kOperation, statement->status());
+                return statement->status();
             }
         }
-        auto optionalPattern = [](const std::string &pattern) {
-            return pattern.empty() ? std::nullopt : std::optional<std::string>(pattern);
-        };
-        selectSeries->bind(1, optionalPattern(query.instanceGlob))
-            .bind(2, optionalPattern(query.counterGlob));
-        for (;;) {
-            auto row = selectSeries->step();
-            if (!row.ok()) {
-                return failure(kOperation, row.status());
-            }
-            if (!*row) {
-                break;
-            }
-            auto &buckets = series[{selectSeries->columnText(1), selectSeries->columnText(2)}];
+        return selectSeries->forEachRow([&](const sqlite::Statement &seriesRow) {
+            auto &buckets = series[{seriesRow.columnText(1), seriesRow.columnText(2)}];
             selectBuckets->reset();
-            selectBuckets->bind(1, selectSeries->columnInt(0)).bind(2, sinceNs).bind(3, untilNs);
-            for (;;) {
-                auto bucket = selectBuckets->step();
-                if (!bucket.ok()) {
-                    return failure(kOperation, bucket.status());
-                }
-                if (!*bucket) {
-                    break;
-                }
+            selectBuckets->bind(1, seriesRow.columnInt(0)).bind(2, sinceNs).bind(3, untilNs);
+            return selectBuckets->forEachRow([&](const sqlite::Statement &bucket) {
                 if (++points > maxPoints) {
-                    return failure(kOperation, tooMany);
+                    return tooMany;
                 }
-                buckets.emplace(
-                    selectBuckets->columnInt(0),
-                    BucketValues{selectBuckets->columnInt(1), selectBuckets->columnInt(2),
-                                 selectBuckets->columnInt(3), selectBuckets->columnInt(4)});
-            }
-        }
+                buckets.emplace(bucket.columnInt(0),
+                                BucketValues{bucket.columnInt(1), bucket.columnInt(2),
+                                             bucket.columnInt(3), bucket.columnInt(4)});
+                return Status();
+            });
+        });
+    });
+    if (!stored.ok()) {
+        return stored;
     }
     for (const BucketRow &row : buffered) {
         auto &buckets = series[{row.instance, row.counter}];

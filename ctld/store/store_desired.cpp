@@ -42,27 +42,22 @@ namespace {
 Status dropShadowedNames(sqlite::Connection &connection, const params::Glob &glob,
                          std::int64_t newSeq)
 {
-    auto select = connection.prepare("SELECT seq, pattern FROM desired_params WHERE seq < ?1");
+    auto select =
+        connection.prepare("SELECT seq, pattern FROM desired_params WHERE seq < ?1", newSeq);
     if (!select.ok()) {
         return select.status();
     }
-    select->bind(1, newSeq);
     std::vector<std::int64_t> shadowed;
-    for (;;) {
-        auto row = select->step();
-        if (!row.ok()) {
-            return row.status();
-        }
-        if (!*row) {
-            break;
-        }
-        const std::string pattern = select->columnText(1);
+    const Status stepped = select->forEachRow([&](const sqlite::Statement &row) {
+        const std::string pattern = row.columnText(1);
         auto compiled = params::Glob::compile(pattern);
         if (compiled.ok() && !compiled->hasWildcards() && glob.matches(pattern)) {
-            shadowed.push_back(select->columnInt(0));
+            shadowed.push_back(row.columnInt(0));
         }
+    });
+    if (!stepped.ok()) {
+        return stepped;
     }
-    select->reset();
     auto remove = connection.prepare("DELETE FROM desired_params WHERE seq = ?1");
     if (!remove.ok()) {
         return remove.status();
@@ -131,33 +126,25 @@ Status Store::applyDesired(PointId point, const Audit &audit, const DesiredUpdat
 
 Result<std::vector<DesiredEntry>> Store::listDesired() const
 {
-    constexpr std::string_view kOperation = "list desired parameters";
-    std::lock_guard lock(m_readMutex);
-    if (!m_read) {
-        return closedError(kOperation);
-    }
-    auto statement = m_read->prepare("SELECT pattern, value, source, principal, time_ns, point_id "
-                                     "FROM desired_params ORDER BY seq");
-    if (!statement.ok()) {
-        return failure(kOperation, statement.status());
-    }
-    std::vector<DesiredEntry> entries;
-    for (;;) {
-        auto row = statement->step();
-        if (!row.ok()) {
-            return failure(kOperation, row.status());
+    using Entries = std::vector<DesiredEntry>;
+    return read("list desired parameters", [](sqlite::Connection &db) -> Result<Entries> {
+        auto statement = db.prepare("SELECT pattern, value, source, principal, time_ns, point_id "
+                                    "FROM desired_params ORDER BY seq");
+        if (!statement.ok()) {
+            return statement.status();
         }
-        if (!*row) {
-            return entries;
+        Entries entries;
+        const Status stepped = statement->forEachRow([&](const sqlite::Statement &row) {
+            entries.push_back({{row.columnText(0), row.columnText(1), row.columnText(2)},
+                               row.columnText(3),
+                               detail::fromNs(row.columnInt(4)),
+                               row.columnInt(5)});
+        });
+        if (!stepped.ok()) {
+            return stepped;
         }
-        DesiredEntry entry;
-        entry.param = {statement->columnText(0), statement->columnText(1),
-                       statement->columnText(2)};
-        entry.principal = statement->columnText(3);
-        entry.time = detail::fromNs(statement->columnInt(4));
-        entry.point = statement->columnInt(5);
-        entries.push_back(std::move(entry));
-    }
+        return entries;
+    });
 }
 
 } // namespace lutra::ctld

@@ -36,16 +36,12 @@ FlushReport readReport(const sqlite::Statement &statement)
 Result<std::vector<FlushReport>> readReports(sqlite::Statement &statement)
 {
     std::vector<FlushReport> reports;
-    for (;;) {
-        auto row = statement.step();
-        if (!row.ok()) {
-            return row.status();
-        }
-        if (!*row) {
-            return reports;
-        }
-        reports.push_back(readReport(statement));
+    const Status stepped = statement.forEachRow(
+        [&](const sqlite::Statement &row) { reports.push_back(readReport(row)); });
+    if (!stepped.ok()) {
+        return stepped;
     }
+    return reports;
 }
 
 } // namespace
@@ -54,11 +50,10 @@ Result<std::vector<FlushReport>> detail::readFlushReports(sqlite::Connection &co
                                                           PointId point)
 {
     auto statement =
-        connection.prepare(std::string(kReportColumns) + "WHERE point_id = ?1 ORDER BY id");
+        connection.prepare(std::string(kReportColumns) + "WHERE point_id = ?1 ORDER BY id", point);
     if (!statement.ok()) {
         return statement.status();
     }
-    statement->bind(1, point);
     return readReports(*statement);
 }
 
@@ -87,47 +82,36 @@ Result<PointId> Store::recordFlush(const Audit &audit, Outcome outcome, std::str
     if (!status.ok()) {
         return failure(kOperation, status);
     }
-
-    std::lock_guard lock(m_writeMutex);
-    if (!m_write) {
-        return closedError(kOperation);
-    }
-    auto transaction = sqlite::Transaction::begin(*m_write, sqlite::Transaction::Kind::immediate);
-    if (!transaction.ok()) {
-        return failure(kOperation, transaction.status());
-    }
-    auto point = insertPoint({audit, Action::flush, {}}, outcome, error, true);
-    if (!point.ok()) {
-        return failure(kOperation, point.status());
-    }
-    auto insert = m_write->prepare(
-        "INSERT INTO flush_reports (point_id, time_ns, principal, job_id, instance, "
-        "locks_cancelled, pages_dropped, bytes_written_back, duration_us, error) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-    if (!insert.ok()) {
-        return failure(kOperation, insert.status());
-    }
-    for (const FlushReport &report : reports) {
-        insert->reset();
-        insert->bind(1, *point)
-            .bind(2, detail::toNs(audit.time))
-            .bind(3, audit.principal)
-            .bind(4, report.jobId)
-            .bind(5, report.instance)
-            .bind(6, detail::toDb(report.locksCancelled))
-            .bind(7, detail::toDb(report.pagesDropped))
-            .bind(8, detail::toDb(report.bytesWrittenBack))
-            .bind(9, detail::toDb(report.durationUs))
-            .bind(10, report.error);
-        if (status = insert->run(); !status.ok()) {
-            return failure(kOperation, status);
+    return write(kOperation, [&](sqlite::Connection &db) -> Result<PointId> {
+        auto point = insertPoint({audit, Action::flush, {}}, outcome, error, true);
+        if (!point.ok()) {
+            return point.status();
         }
-    }
-    status = transaction->commit();
-    if (!status.ok()) {
-        return failure(kOperation, status);
-    }
-    return point;
+        auto insert =
+            db.prepare("INSERT INTO flush_reports (point_id, time_ns, principal, job_id, instance, "
+                       "locks_cancelled, pages_dropped, bytes_written_back, duration_us, error) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+        if (!insert.ok()) {
+            return insert.status();
+        }
+        for (const FlushReport &report : reports) {
+            insert->reset();
+            insert->bind(1, *point)
+                .bind(2, detail::toNs(audit.time))
+                .bind(3, audit.principal)
+                .bind(4, report.jobId)
+                .bind(5, report.instance)
+                .bind(6, detail::toDb(report.locksCancelled))
+                .bind(7, detail::toDb(report.pagesDropped))
+                .bind(8, detail::toDb(report.bytesWrittenBack))
+                .bind(9, detail::toDb(report.durationUs))
+                .bind(10, report.error);
+            if (Status inserted = insert->run(); !inserted.ok()) {
+                return inserted;
+            }
+        }
+        return point;
+    });
 }
 
 Result<std::vector<FlushReport>> Store::flushReports(std::string_view jobId,
@@ -138,22 +122,17 @@ Result<std::vector<FlushReport>> Store::flushReports(std::string_view jobId,
         return failure(kOperation, status);
     }
     limit = limit == 0 ? kDefaultReports : std::min(limit, kMaxReports);
-    std::lock_guard lock(m_readMutex);
-    if (!m_read) {
-        return closedError(kOperation);
-    }
-    auto statement = m_read->prepare(std::string(kReportColumns) +
-                                     "WHERE (?1 IS NULL OR job_id = ?1) ORDER BY id DESC LIMIT ?2");
-    if (!statement.ok()) {
-        return failure(kOperation, statement.status());
-    }
-    statement->bind(1, jobId.empty() ? std::nullopt : std::optional<std::string_view>(jobId))
-        .bind(2, static_cast<std::int64_t>(limit));
-    auto reports = readReports(*statement);
-    if (!reports.ok()) {
-        return failure(kOperation, reports.status());
-    }
-    return reports;
+    return read(kOperation, [&](sqlite::Connection &db) -> Result<std::vector<FlushReport>> {
+        auto statement =
+            db.prepare(std::string(kReportColumns) +
+                           "WHERE (?1 IS NULL OR job_id = ?1) ORDER BY id DESC LIMIT ?2",
+                       jobId.empty() ? std::nullopt : std::optional<std::string_view>(jobId),
+                       static_cast<std::int64_t>(limit));
+        if (!statement.ok()) {
+            return statement.status();
+        }
+        return readReports(*statement);
+    });
 }
 
 } // namespace lutra::ctld

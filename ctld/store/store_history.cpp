@@ -61,149 +61,113 @@ Result<HistoryPage> Store::history(const HistoryQuery &query) const
     const std::size_t limit = query.limit == 0 ? HistoryQuery::kDefaultLimit
                                                : std::min(query.limit, HistoryQuery::kMaxLimit);
 
-    std::lock_guard lock(m_readMutex);
-    if (!m_read) {
-        return closedError(kOperation);
-    }
-    auto statement = m_read->prepare("SELECT " + std::string(detail::kPointColumns) +
-                                     std::string(kHistoryFilter));
-    if (!statement.ok()) {
-        return failure(kOperation, statement.status());
-    }
     auto ns = [](const std::optional<TimePoint> &time) {
         return time ? std::optional<std::int64_t>(detail::toNs(*time)) : std::nullopt;
     };
-    statement->bind(1, query.beforeId)
-        .bind(2, ns(query.since))
-        .bind(3, ns(query.until))
-        .bind(4, optionalText(query.principal))
-        .bind(5, query.action ? std::optional<std::string>(std::string(actionName(*query.action)))
-                              : std::nullopt)
-        .bind(6, optionalText(query.instanceGlob))
-        .bind(7, optionalText(query.paramGlob))
-        .bind(8, static_cast<std::int64_t>(limit + 1)); // one more: are there older ones?
-    HistoryPage page;
-    for (;;) {
-        auto row = statement->step();
-        if (!row.ok()) {
-            return failure(kOperation, row.status());
+    return read(kOperation, [&](sqlite::Connection &db) -> Result<HistoryPage> {
+        auto statement = db.prepare("SELECT " + std::string(detail::kPointColumns) +
+                                    std::string(kHistoryFilter));
+        if (!statement.ok()) {
+            return statement.status();
         }
-        if (!*row) {
-            break;
+        statement->bind(1, query.beforeId)
+            .bind(2, ns(query.since))
+            .bind(3, ns(query.until))
+            .bind(4, optionalText(query.principal))
+            .bind(5, query.action
+                         ? std::optional<std::string>(std::string(actionName(*query.action)))
+                         : std::nullopt)
+            .bind(6, optionalText(query.instanceGlob))
+            .bind(7, optionalText(query.paramGlob))
+            .bind(8, static_cast<std::int64_t>(limit + 1)); // one more: are there older ones?
+        HistoryPage page;
+        const Status stepped = statement->forEachRow([&](const sqlite::Statement &row) {
+            if (page.points.size() == limit) {
+                // The extra row (the last one, by LIMIT): older points exist.
+                page.nextBeforeId = page.points.back().id;
+                return Status();
+            }
+            auto point = detail::readPoint(row);
+            if (point.ok()) {
+                page.points.push_back(std::move(*point));
+            }
+            return point.status();
+        });
+        if (!stepped.ok()) {
+            return stepped;
         }
-        if (page.points.size() == limit) {
-            page.nextBeforeId = page.points.back().id;
-            break;
-        }
-        auto point = detail::readPoint(*statement);
-        if (!point.ok()) {
-            return failure(kOperation, point.status());
-        }
-        page.points.push_back(std::move(*point));
-    }
-    return page;
+        return page;
+    });
 }
 
 Result<PointDetail> Store::point(PointId id) const
 {
     const std::string operation = "read history point " + std::to_string(id);
-    std::lock_guard lock(m_readMutex);
-    if (!m_read) {
-        return closedError(operation);
-    }
     // One read transaction: the point, its changes and its reports from the same snapshot.
-    auto transaction = sqlite::Transaction::begin(*m_read, sqlite::Transaction::Kind::deferred);
-    if (!transaction.ok()) {
-        return failure(operation, transaction.status());
-    }
-    auto statement = m_read->prepare("SELECT " + std::string(detail::kPointColumns) +
-                                     " FROM history_points p WHERE p.id = ?1");
-    if (!statement.ok()) {
-        return failure(operation, statement.status());
-    }
-    statement->bind(1, id);
-    auto row = statement->step();
-    if (!row.ok()) {
-        return failure(operation, row.status());
-    }
-    if (!*row) {
-        return failure(operation, Status(Errc::not_found, "no such history point"));
-    }
-    auto header = detail::readPoint(*statement);
-    if (!header.ok()) {
-        return failure(operation, header.status());
-    }
-    PointDetail result{std::move(*header), {}, {}};
-    auto changes = detail::readChanges(*m_read, id);
-    if (!changes.ok()) {
-        return failure(operation, changes.status());
-    }
-    result.changes = std::move(*changes);
-    auto flushes = detail::readFlushReports(*m_read, id);
-    if (!flushes.ok()) {
-        return failure(operation, flushes.status());
-    }
-    result.flushes = std::move(*flushes);
-    return result;
+    return read(operation, [&](sqlite::Connection &db) -> Result<PointDetail> {
+        auto statement = db.queryRow("SELECT " + std::string(detail::kPointColumns) +
+                                         " FROM history_points p WHERE p.id = ?1",
+                                     detail::noSuchPoint(), id);
+        if (!statement.ok()) {
+            return statement.status();
+        }
+        auto header = detail::readPoint(*statement);
+        if (!header.ok()) {
+            return header.status();
+        }
+        auto changes = detail::readChanges(db, id);
+        if (!changes.ok()) {
+            return changes.status();
+        }
+        auto flushes = detail::readFlushReports(db, id);
+        if (!flushes.ok()) {
+            return flushes.status();
+        }
+        return PointDetail{std::move(*header), std::move(*changes), std::move(*flushes)};
+    });
 }
 
 Result<std::vector<RestoreValue>> Store::valuesToRestore(PointId target) const
 {
     const std::string operation = "compute the values to restore point " + std::to_string(target);
-    std::lock_guard lock(m_readMutex);
-    if (!m_read) {
-        return closedError(operation);
-    }
-    auto transaction = sqlite::Transaction::begin(*m_read, sqlite::Transaction::Kind::deferred);
-    if (!transaction.ok()) {
-        return failure(operation, transaction.status());
-    }
-    auto exists = m_read->prepare("SELECT outcome FROM history_points WHERE id = ?1");
-    if (!exists.ok()) {
-        return failure(operation, exists.status());
-    }
-    exists->bind(1, target);
-    auto found = exists->step();
-    if (!found.ok()) {
-        return failure(operation, found.status());
-    }
-    if (!*found) {
-        return failure(operation, Status(Errc::not_found, "no such history point"));
-    }
-    if (exists->columnText(0) == outcomeName(Outcome::pending)) {
-        return failure(operation, Status(Errc::failed_precondition,
-                                         "the point is still pending; it has no settled state"));
-    }
-    // Changes in the order they happened; the first one per parameter holds the value it had.
-    auto statement =
-        m_read->prepare("SELECT c.instance, c.param, c.old_value, c.point_id FROM history_changes c"
-                        " JOIN history_points p ON p.id = c.point_id"
-                        " WHERE c.point_id > ?1 AND c.outcome = 'ok' AND p.action <> 'reconcile'"
-                        " ORDER BY c.point_id, c.seq");
-    if (!statement.ok()) {
-        return failure(operation, statement.status());
-    }
-    statement->bind(1, target);
-    std::map<std::pair<std::string, std::string>, RestoreValue> earliest;
-    for (;;) {
-        auto row = statement->step();
-        if (!row.ok()) {
-            return failure(operation, row.status());
+    using Values = std::vector<RestoreValue>;
+    return read(operation, [&](sqlite::Connection &db) -> Result<Values> {
+        auto exists = db.queryRow("SELECT outcome FROM history_points WHERE id = ?1",
+                                  detail::noSuchPoint(), target);
+        if (!exists.ok()) {
+            return exists.status();
         }
-        if (!*row) {
-            break;
+        if (exists->columnText(0) == outcomeName(Outcome::pending)) {
+            return Status(Errc::failed_precondition,
+                          "the point is still pending; it has no settled state");
         }
-        RestoreValue value{statement->columnText(0), statement->columnText(1),
-                           statement->columnText(2), statement->columnInt(3)};
-        auto key = std::make_pair(value.instance, value.param);
-        earliest.try_emplace(std::move(key), std::move(value));
-    }
-    std::vector<RestoreValue> values;
-    values.reserve(earliest.size());
-    for (auto &[key, value] : earliest) {
-        values.push_back(std::move(value));
-    }
-    return values;
+        // Changes in the order they happened; the first one per parameter holds the value it had.
+        auto statement =
+            db.prepare("SELECT c.instance, c.param, c.old_value, c.point_id FROM history_changes c"
+                       " JOIN history_points p ON p.id = c.point_id"
+                       " WHERE c.point_id > ?1 AND c.outcome = 'ok' AND p.action <> 'reconcile'"
+                       " ORDER BY c.point_id, c.seq",
+                       target);
+        if (!statement.ok()) {
+            return statement.status();
+        }
+        std::map<std::pair<std::string, std::string>, RestoreValue> earliest;
+        const Status stepped = statement->forEachRow([&](const sqlite::Statement &row) {
+            RestoreValue value{row.columnText(0), row.columnText(1), row.columnText(2),
+                               row.columnInt(3)};
+            auto key = std::make_pair(value.instance, value.param);
+            earliest.try_emplace(std::move(key), std::move(value));
+        });
+        if (!stepped.ok()) {
+            return stepped;
+        }
+        Values values;
+        values.reserve(earliest.size());
+        for (auto &[key, value] : earliest) {
+            values.push_back(std::move(value));
+        }
+        return values;
+    });
 }
 
 } // namespace lutra::ctld

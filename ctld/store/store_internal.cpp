@@ -74,35 +74,26 @@ Result<std::vector<Change>> readChanges(sqlite::Connection &connection, PointId 
 {
     auto statement = connection.prepare(
         "SELECT instance, param, old_value, requested, read_back, outcome, error "
-        "FROM history_changes WHERE point_id = ?1 ORDER BY seq");
+        "FROM history_changes WHERE point_id = ?1 ORDER BY seq",
+        point);
     if (!statement.ok()) {
         return statement.status();
     }
-    statement->bind(1, point);
     std::vector<Change> changes;
-    for (;;) {
-        auto row = statement->step();
-        if (!row.ok()) {
-            return row.status();
-        }
-        if (!*row) {
-            return changes;
-        }
-        Change change;
-        change.instance = statement->columnText(0);
-        change.param = statement->columnText(1);
-        change.oldValue = statement->columnText(2);
-        change.requested = statement->columnText(3);
-        change.readBack = statement->columnText(4);
-        auto outcome = parseChangeOutcome(statement->columnText(5));
+    const Status stepped = statement->forEachRow([&](const sqlite::Statement &row) -> Status {
+        auto outcome = parseChangeOutcome(row.columnText(5));
         if (!outcome.ok()) {
             return Status(Errc::failed_precondition, outcome.status().message())
                 .withContext("history point " + std::to_string(point));
         }
-        change.outcome = *outcome;
-        change.error = statement->columnText(6);
-        changes.push_back(std::move(change));
+        changes.push_back({row.columnText(0), row.columnText(1), row.columnText(2),
+                           row.columnText(3), row.columnText(4), *outcome, row.columnText(6)});
+        return {};
+    });
+    if (!stepped.ok()) {
+        return stepped;
     }
+    return changes;
 }
 
 } // namespace lutra::ctld::detail

@@ -1,18 +1,33 @@
 #pragma once
-// Helpers shared by the store_*.cpp files: time and integer conversions, input checks, and
-// reading a history point row.
+// Helpers shared by the store_*.cpp files: Store::write() and Store::read(), time and integer
+// conversions, input checks, and reading history rows.
 
 #include <lutra/status.h>
 
 #include "store/records.h"
 #include "store/sqlite.h"
+#include "store/store.h"
 
+#include <concepts>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace lutra::ctld::detail {
+
+// The error of a Status or a Result<T>, for code that handles both.
+inline const Status &statusOf(const Status &status) noexcept
+{
+    return status;
+}
+
+template <typename T> Status statusOf(const Result<T> &result)
+{
+    return result.status();
+}
 
 // Limits on what clients may store (checked before anything is written).
 inline constexpr std::size_t kMaxFieldBytes = std::size_t{64} << 10;  // names, values, descriptions
@@ -48,6 +63,11 @@ Status checkChange(std::size_t index, const Change &change);
 // Patterns must be valid lctl globs; errors name the entry and the column.
 Status checkDesired(const DesiredUpdate &update);
 
+inline Status noSuchPoint()
+{
+    return {Errc::not_found, "no such history point"};
+}
+
 // The columns readPoint() expects, in order, for a history_points row aliased p.
 inline constexpr std::string_view kPointColumns =
     "p.id, p.time_ns, p.finished_ns, p.node, p.principal, p.action, p.description, p.profile, "
@@ -58,3 +78,48 @@ Result<std::vector<Change>> readChanges(sqlite::Connection &connection, PointId 
 Result<std::vector<FlushReport>> readFlushReports(sqlite::Connection &connection, PointId point);
 
 } // namespace lutra::ctld::detail
+
+namespace lutra::ctld {
+
+// Store::write() and Store::read(), declared in store.h: the lock, the closed check, the
+// transaction and the error context of every call that touches the database.
+template <std::invocable<sqlite::Connection &> Body>
+auto Store::write(std::string_view operation, Body &&body)
+{
+    using Returned = std::invoke_result_t<Body &, sqlite::Connection &>;
+    std::lock_guard lock(m_writeMutex);
+    if (!m_write) {
+        return Returned(closedError(operation));
+    }
+    auto transaction = sqlite::Transaction::begin(*m_write, sqlite::Transaction::Kind::immediate);
+    if (!transaction.ok()) {
+        return Returned(failure(operation, transaction.status()));
+    }
+    Returned result = body(*m_write);
+    const Status status = result.ok() ? transaction->commit() : detail::statusOf(result);
+    if (!status.ok()) {
+        return Returned(failure(operation, status));
+    }
+    return result;
+}
+
+template <std::invocable<sqlite::Connection &> Body>
+auto Store::read(std::string_view operation, Body &&body) const
+{
+    using Returned = std::invoke_result_t<Body &, sqlite::Connection &>;
+    std::lock_guard lock(m_readMutex);
+    if (!m_read) {
+        return Returned(closedError(operation));
+    }
+    auto transaction = sqlite::Transaction::begin(*m_read, sqlite::Transaction::Kind::deferred);
+    if (!transaction.ok()) {
+        return Returned(failure(operation, transaction.status()));
+    }
+    Returned result = body(*m_read); // nothing to commit: the snapshot ends with `transaction`
+    if (!result.ok()) {
+        return Returned(failure(operation, detail::statusOf(result)));
+    }
+    return result;
+}
+
+} // namespace lutra::ctld

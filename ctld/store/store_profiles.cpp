@@ -51,34 +51,17 @@ Result<PointId> Store::putProfile(const Audit &audit, std::string_view name, std
     if (!status.ok()) {
         return failure(operation, status);
     }
-    std::lock_guard lock(m_writeMutex);
-    if (!m_write) {
-        return closedError(operation);
-    }
-    auto transaction = sqlite::Transaction::begin(*m_write, sqlite::Transaction::Kind::immediate);
-    if (!transaction.ok()) {
-        return failure(operation, transaction.status());
-    }
-    auto upsert = m_write->prepare(
-        "INSERT INTO profiles (name, text, principal, updated_ns) VALUES (?1, ?2, ?3, ?4) "
-        "ON CONFLICT (name) DO UPDATE SET text = excluded.text, principal = excluded.principal, "
-        "updated_ns = excluded.updated_ns");
-    if (!upsert.ok()) {
-        return failure(operation, upsert.status());
-    }
-    upsert->bind(1, name).bind(2, text).bind(3, audit.principal).bind(4, detail::toNs(audit.time));
-    if (status = upsert->run(); !status.ok()) {
-        return failure(operation, status);
-    }
-    auto point =
-        insertPoint({audit, Action::profile_put, std::string(name)}, Outcome::ok, {}, true);
-    if (!point.ok()) {
-        return failure(operation, point.status());
-    }
-    if (status = transaction->commit(); !status.ok()) {
-        return failure(operation, status);
-    }
-    return point;
+    return write(operation, [&](sqlite::Connection &db) -> Result<PointId> {
+        const Status stored = db.run(
+            "INSERT INTO profiles (name, text, principal, updated_ns) VALUES (?1, ?2, ?3, ?4) "
+            "ON CONFLICT (name) DO UPDATE SET text = excluded.text, "
+            "principal = excluded.principal, updated_ns = excluded.updated_ns",
+            name, text, audit.principal, detail::toNs(audit.time));
+        if (!stored.ok()) {
+            return stored;
+        }
+        return insertPoint({audit, Action::profile_put, std::string(name)}, Outcome::ok, {}, true);
+    });
 }
 
 Result<PointId> Store::deleteProfile(const Audit &audit, std::string_view name)
@@ -91,82 +74,50 @@ Result<PointId> Store::deleteProfile(const Audit &audit, std::string_view name)
     if (!status.ok()) {
         return failure(operation, status);
     }
-    std::lock_guard lock(m_writeMutex);
-    if (!m_write) {
-        return closedError(operation);
-    }
-    auto transaction = sqlite::Transaction::begin(*m_write, sqlite::Transaction::Kind::immediate);
-    if (!transaction.ok()) {
-        return failure(operation, transaction.status());
-    }
-    auto remove = m_write->prepare("DELETE FROM profiles WHERE name = ?1");
-    if (!remove.ok()) {
-        return failure(operation, remove.status());
-    }
-    remove->bind(1, name);
-    if (status = remove->run(); !status.ok()) {
-        return failure(operation, status);
-    }
-    if (m_write->changes() == 0) {
-        return failure(operation, Status(Errc::not_found, "no such profile"));
-    }
-    auto point =
-        insertPoint({audit, Action::profile_delete, std::string(name)}, Outcome::ok, {}, true);
-    if (!point.ok()) {
-        return failure(operation, point.status());
-    }
-    if (status = transaction->commit(); !status.ok()) {
-        return failure(operation, status);
-    }
-    return point;
+    return write(operation, [&](sqlite::Connection &db) -> Result<PointId> {
+        const Status removed = db.run("DELETE FROM profiles WHERE name = ?1", name);
+        if (!removed.ok()) {
+            return removed;
+        }
+        if (db.changes() == 0) {
+            return Status(Errc::not_found, "no such profile");
+        }
+        return insertPoint({audit, Action::profile_delete, std::string(name)}, Outcome::ok, {},
+                           true);
+    });
 }
 
 Result<Profile> Store::profile(std::string_view name) const
 {
     const std::string operation = "read profile '" + std::string(name) + "'";
-    std::lock_guard lock(m_readMutex);
-    if (!m_read) {
-        return closedError(operation);
-    }
-    auto statement =
-        m_read->prepare("SELECT name, text, principal, updated_ns FROM profiles WHERE name = ?1");
-    if (!statement.ok()) {
-        return failure(operation, statement.status());
-    }
-    statement->bind(1, name);
-    auto row = statement->step();
-    if (!row.ok()) {
-        return failure(operation, row.status());
-    }
-    if (!*row) {
-        return failure(operation, Status(Errc::not_found, "no such profile"));
-    }
-    return readProfile(*statement);
+    return read(operation, [&](sqlite::Connection &db) -> Result<Profile> {
+        auto statement =
+            db.queryRow("SELECT name, text, principal, updated_ns FROM profiles WHERE name = ?1",
+                        Status(Errc::not_found, "no such profile"), name);
+        if (!statement.ok()) {
+            return statement.status();
+        }
+        return readProfile(*statement);
+    });
 }
 
 Result<std::vector<Profile>> Store::listProfiles() const
 {
-    constexpr std::string_view kOperation = "list profiles";
-    std::lock_guard lock(m_readMutex);
-    if (!m_read) {
-        return closedError(kOperation);
-    }
-    auto statement =
-        m_read->prepare("SELECT name, text, principal, updated_ns FROM profiles ORDER BY name");
-    if (!statement.ok()) {
-        return failure(kOperation, statement.status());
-    }
-    std::vector<Profile> profiles;
-    for (;;) {
-        auto row = statement->step();
-        if (!row.ok()) {
-            return failure(kOperation, row.status());
+    using Profiles = std::vector<Profile>;
+    return read("list profiles", [](sqlite::Connection &db) -> Result<Profiles> {
+        auto statement =
+            db.prepare("SELECT name, text, principal, updated_ns FROM profiles ORDER BY name");
+        if (!statement.ok()) {
+            return statement.status();
         }
-        if (!*row) {
-            return profiles;
+        Profiles profiles;
+        const Status stepped = statement->forEachRow(
+            [&](const sqlite::Statement &row) { profiles.push_back(readProfile(row)); });
+        if (!stepped.ok()) {
+            return stepped;
         }
-        profiles.push_back(readProfile(*statement));
-    }
+        return profiles;
+    });
 }
 
 Result<std::vector<ProfileApplication>> Store::profileApplications(std::string_view profile,
@@ -178,36 +129,31 @@ Result<std::vector<ProfileApplication>> Store::profileApplications(std::string_v
         return failure(kOperation, status);
     }
     limit = limit == 0 ? kDefaultApplications : std::min(limit, kMaxApplications);
-    std::lock_guard lock(m_readMutex);
-    if (!m_read) {
-        return closedError(kOperation);
-    }
-    auto statement = m_read->prepare(
-        "SELECT profile, point_id, node, outcome, time_ns FROM profile_applications "
-        "WHERE (?1 IS NULL OR profile = ?1) ORDER BY point_id DESC LIMIT ?2");
-    if (!statement.ok()) {
-        return failure(kOperation, statement.status());
-    }
-    statement->bind(1, profile.empty() ? std::nullopt : std::optional<std::string_view>(profile))
-        .bind(2, static_cast<std::int64_t>(limit));
-    std::vector<ProfileApplication> applications;
-    for (;;) {
-        auto row = statement->step();
-        if (!row.ok()) {
-            return failure(kOperation, row.status());
+    using Applications = std::vector<ProfileApplication>;
+    return read(kOperation, [&](sqlite::Connection &db) -> Result<Applications> {
+        auto statement =
+            db.prepare("SELECT profile, point_id, node, outcome, time_ns FROM profile_applications "
+                       "WHERE (?1 IS NULL OR profile = ?1) ORDER BY point_id DESC LIMIT ?2",
+                       profile.empty() ? std::nullopt : std::optional<std::string_view>(profile),
+                       static_cast<std::int64_t>(limit));
+        if (!statement.ok()) {
+            return statement.status();
         }
-        if (!*row) {
-            return applications;
+        Applications applications;
+        const Status stepped = statement->forEachRow([&](const sqlite::Statement &row) -> Status {
+            auto outcome = parseOutcome(row.columnText(3));
+            if (!outcome.ok()) {
+                return Status(Errc::failed_precondition, outcome.status().message());
+            }
+            applications.push_back({row.columnText(0), row.columnInt(1), row.columnText(2),
+                                    *outcome, detail::fromNs(row.columnInt(4))});
+            return {};
+        });
+        if (!stepped.ok()) {
+            return stepped;
         }
-        auto outcome = parseOutcome(statement->columnText(3));
-        if (!outcome.ok()) {
-            return failure(kOperation,
-                           Status(Errc::failed_precondition, outcome.status().message()));
-        }
-        applications.push_back({statement->columnText(0), statement->columnInt(1),
-                                statement->columnText(2), *outcome,
-                                detail::fromNs(statement->columnInt(4))});
-    }
+        return applications;
+    });
 }
 
 } // namespace lutra::ctld

@@ -1,5 +1,6 @@
 // History: paging and filters with exact results, one point in full, rollback targets over a
-// sequence of points, profiles and their applications, flush reports.
+// sequence of points, profiles and their applications, flush reports, and a mutation failing
+// part-way rolled back whole.
 #include "store_test_support.h"
 
 #include <QTemporaryDir>
@@ -346,6 +347,33 @@ private slots:
         reports = m_store->flushReports({}, 0);
         LUTRA_VERIFY_OK(reports);
         QCOMPARE(reports->size(), std::size_t(3));
+    }
+
+    void aMutationFailingPartWayLeavesNothing()
+    {
+        record(draft("token:alice", 1, Action::set), {change("t0", "a.x", "1", "2")});
+        const std::string file = m_store->path();
+        // recordFlush() inserts its point before the reports; a refused report must take the
+        // point with it.
+        rawExec(file, "CREATE TRIGGER refuse_reports BEFORE INSERT ON flush_reports "
+                      "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+        const std::uint64_t commits = m_store->stats().commits;
+        auto failed =
+            m_store->recordFlush(audit("token:ops", 2), Outcome::ok, {}, {{"all", "target-ost0"}});
+        QCOMPARE(failed.status().code(), Errc::failed_precondition);
+        QCOMPARE(failed.status().message(), file + ": record flush: refused by the test");
+        QCOMPARE(m_store->stats().commits, commits);
+        QCOMPARE(rawInt(file, "SELECT count(*) FROM history_points"), 1);
+        QCOMPARE(ids(query({})), std::vector<PointId>{1});
+
+        // The failed transaction is over: the next mutation commits as usual.
+        rawExec(file, "DROP TRIGGER refuse_reports");
+        auto flushed =
+            m_store->recordFlush(audit("token:ops", 3), Outcome::ok, {}, {{"all", "target-ost0"}});
+        LUTRA_VERIFY_OK(flushed);
+        QCOMPARE(*flushed, PointId(2));
+        QCOMPARE(m_store->stats().commits, commits + 1);
+        QCOMPARE(ids(query({})), (std::vector<PointId>{2, 1}));
     }
 };
 
