@@ -7,6 +7,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <sys/prctl.h>
+
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -19,6 +22,12 @@ struct CommandResult {
     QString out;
     QString err;
 };
+
+// Children die with the test, even when CTest kills it on a timeout.
+inline void dieWithParent(QProcess &process)
+{
+    process.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGKILL); });
+}
 
 inline QProcessEnvironment environmentWith(const QString &runDir)
 {
@@ -33,6 +42,7 @@ inline CommandResult runProcess(const QString &program, const QStringList &argum
                                 const QString &runDir, int timeoutMs = 60000)
 {
     QProcess process;
+    dieWithParent(process);
     process.setProcessEnvironment(environmentWith(runDir));
     process.start(program, arguments);
     CommandResult result;
@@ -53,6 +63,7 @@ class BenchProcess {
 public:
     BenchProcess(const QString &runDir, const QString &name, const QString &job) : m_runDir(runDir)
     {
+        dieWithParent(m_process);
         m_process.setProcessEnvironment(environmentWith(runDir));
         m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
         m_process.start(QStringLiteral(LUTRA_BENCH_BIN),
@@ -108,6 +119,7 @@ public:
         for (const auto &entry : extraEnvironment) {
             environment.insert(entry.section('=', 0, 0), entry.section('=', 1));
         }
+        dieWithParent(m_process);
         m_process.setProcessEnvironment(environment);
         m_process.start(QStringLiteral(LUTRA_CTLD_BIN), {"--config", m_config});
     }

@@ -8,10 +8,13 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <httplib.h>
 #include <signal.h>
 #include <sys/stat.h>
+
+#include <future>
 
 using namespace lutra::test;
 
@@ -508,6 +511,32 @@ private slots:
                        reply.series_size() == 1 && reply.series(0).value_size() >= 1;
             }(),
             20000);
+        {
+            // The standard health service answers SERVING (grpc.health.v1, called without its
+            // generated stub: an empty HealthCheckRequest, a reply of field 1 = 1).
+            grpc::GenericStub generic(
+                grpc::CreateChannel("unix:" + m_runDir.toStdString() + "/ctld.sock",
+                                    grpc::InsecureChannelCredentials()));
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+            grpc::Slice empty("");
+            grpc::ByteBuffer request(&empty, 1);
+            grpc::ByteBuffer response;
+            std::promise<grpc::Status> done;
+            auto finished = done.get_future();
+            generic.UnaryCall(&context, "/grpc.health.v1.Health/Check", {}, &request, &response,
+                              [&done](grpc::Status status) { done.set_value(status); });
+            QVERIFY(finished.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+            const auto status = finished.get();
+            QVERIFY2(status.ok(), status.error_message().c_str());
+            std::vector<grpc::Slice> slices;
+            QVERIFY(response.Dump(&slices).ok());
+            std::string bytes;
+            for (const auto &slice : slices) {
+                bytes.append(reinterpret_cast<const char *>(slice.begin()), slice.size());
+            }
+            QCOMPARE(bytes, std::string("\x08\x01", 2));
+        }
         {
             grpc::ClientContext context;
             context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
