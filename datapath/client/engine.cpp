@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
+#include <limits>
 
 namespace lutra::client {
 
@@ -16,36 +17,31 @@ namespace {
 using cache::PageRef;
 using engine::kPageSize;
 
-constexpr std::size_t kMaxSegments = transport::kMaxBulkSegments;
-
-// Waits for a set of submitted RPCs; each completion reports into its own slot.
+// Waits for a set of submitted write RPCs; each completion reports into its own slot. Reused
+// across calls (reset keeps the vectors' capacity).
 class RpcWaiter {
 public:
-    explicit RpcWaiter(std::size_t count) : m_bytes(count, 0), m_remaining(count) {}
+    void reset(std::size_t count)
+    {
+        m_bytes.assign(count, 0);
+        m_failed.assign(count, 0);
+        m_remaining = count;
+        m_status = {};
+    }
 
     OscCompletion completionFor(std::size_t index)
     {
         return [this, index](const Status &status, std::uint32_t bytes) {
             std::lock_guard lock(m_mutex);
             m_bytes[index] = bytes;
-            if (!status && m_status.ok()) {
-                m_status = status;
-            }
-            if (--m_remaining == 0) {
-                m_done.notify_all();
-            }
+            settle(index, status);
         };
     }
     // A submission that was refused: its completion never runs.
-    void refused(const Status &status)
+    void refused(std::size_t index, const Status &status)
     {
         std::lock_guard lock(m_mutex);
-        if (m_status.ok()) {
-            m_status = status;
-        }
-        if (--m_remaining == 0) {
-            m_done.notify_all();
-        }
+        settle(index, status);
     }
     Status wait()
     {
@@ -54,62 +50,110 @@ public:
         return m_status;
     }
     std::uint32_t bytes(std::size_t index) const { return m_bytes[index]; }
+    bool failed(std::size_t index) const { return m_failed[index] != 0; }
 
 private:
+    void settle(std::size_t index, const Status &status)
+    {
+        if (!status) {
+            m_failed[index] = 1;
+            if (m_status.ok()) {
+                m_status = status;
+            }
+        }
+        if (--m_remaining == 0) {
+            m_done.notify_all();
+        }
+    }
+
     std::mutex m_mutex;
     std::condition_variable m_done;
     std::vector<std::uint32_t> m_bytes;
-    std::size_t m_remaining;
+    std::vector<std::uint8_t> m_failed;
+    std::size_t m_remaining = 0;
     Status m_status;
 };
 
-// One bulk RPC's worth of pages: [first, first + count) of `pages`, and its memory segments
-// (adjacent pages merged, at most kMaxSegments).
-struct Piece {
-    std::size_t first = 0;
-    std::size_t count = 0;
-    std::size_t segmentBegin = 0;
-    std::size_t segmentCount = 0;
+// Per-thread scratch of the slow paths, reused across calls so they allocate only while growing.
+// A nested use on the same thread (not expected) gets a fresh one instead.
+template <typename T> class ThreadScratch {
+public:
+    ThreadScratch() : m_scratch(t_busy ? m_own : t_scratch), m_outer(!t_busy) { t_busy = true; }
+    ~ThreadScratch()
+    {
+        m_scratch.clear(); // pins and page locks go now, never at thread exit
+        if (m_outer) {
+            t_busy = false;
+        }
+    }
+    ThreadScratch(const ThreadScratch &) = delete;
+    ThreadScratch &operator=(const ThreadScratch &) = delete;
+    T *operator->() noexcept { return &m_scratch; }
+    T &operator*() noexcept { return m_scratch; }
+
+private:
+    static thread_local T t_scratch;
+    static thread_local bool t_busy;
+    T m_own;
+    T &m_scratch;
+    bool m_outer;
+};
+template <typename T> thread_local T ThreadScratch<T>::t_scratch;
+template <typename T> thread_local bool ThreadScratch<T>::t_busy = false;
+
+// One stripe piece of a slow read.
+struct SlowPiece {
+    std::uint32_t target = 0;
+    std::uint64_t fileOffset = 0;
+    std::uint64_t objectOffset = 0;
+    std::uint64_t length = 0;    // bytes of the read in this piece
+    std::uint64_t valid = 0;     // of them, within the object's known size (the rest is zeros)
+    std::size_t firstPinned = 0; // its pages in SlowRead::pinned
 };
 
-// Cuts `pages` (ascending indexes) into RPC pieces: contiguous indexes, at most `maxPages`
-// pages and kMaxSegments memory segments each.
-void planPieces(std::span<PageRef> pages, std::uint32_t maxPages, std::vector<Piece> &pieces,
-                std::vector<transport::Segment> &segments)
-{
-    std::size_t i = 0;
-    while (i < pages.size()) {
-        Piece piece;
-        piece.first = i;
-        piece.segmentBegin = segments.size();
-        while (i < pages.size()) {
-            const bool contiguous =
-                piece.count == 0 || pages[i].index() == pages[i - 1].index() + 1;
-            if (!contiguous || piece.count == maxPages) {
-                break;
-            }
-            const transport::Segment segment = pages[i].segment();
-            // Only a piece that has pages has a last segment to extend.
-            transport::Segment *last = piece.count > 0 ? &segments.back() : nullptr;
-            const bool merges =
-                last != nullptr &&
-                static_cast<std::byte *>(last->address) + last->length == segment.address &&
-                last->region == segment.region;
-            if (!merges && piece.segmentCount == kMaxSegments) {
-                break;
-            }
-            if (merges) {
-                last->length += segment.length;
-            } else {
-                segments.push_back(segment);
-                ++piece.segmentCount;
-            }
-            ++piece.count;
-            ++i;
-        }
-        pieces.push_back(piece);
+// A slow read's state, per thread and reused: the read's pages (pinned, unlocked, in file
+// order) and, per target, the lock held, the fill being built and the object pages of the read.
+struct SlowRead {
+    std::vector<PageRef> pinned;
+    std::vector<SlowPiece> pieces;
+    std::vector<locks::LockRef> locks;
+    std::vector<PageFill *> fills;
+    std::vector<engine::PageIndex> demandFirst;
+    std::vector<engine::PageIndex> demandLast;
+    std::vector<std::uint8_t> noLock; // readahead found no lock to read this target under
+
+    void prepare(std::size_t targets)
+    {
+        locks.resize(targets);
+        fills.assign(targets, nullptr);
+        demandFirst.assign(targets, 1);
+        demandLast.assign(targets, 0);
+        noLock.assign(targets, 0);
     }
-}
+    void clear()
+    {
+        pinned.clear();
+        pieces.clear();
+        for (locks::LockRef &lock : locks) {
+            lock.release();
+        }
+    }
+};
+
+struct WriteBackScratch {
+    std::vector<PageRef> run;
+    std::vector<RpcPiece> pieces;
+    std::vector<transport::Segment> segments;
+    RpcWaiter waiter;
+    void clear()
+    {
+        for (PageRef &page : run) {
+            page.reset();
+        }
+        pieces.clear();
+        segments.clear();
+    }
+};
 
 } // namespace
 
@@ -207,7 +251,7 @@ Status TargetContext::cancel(const engine::ObjectKey & /*key*/, locks::RemoteHan
 // --------------------------------------------------------------------------------------
 
 Engine::Engine(Options engineOptions, JobIds &jobIds, transport::Transport &registrar)
-    : cache([&registrar, &engineOptions] {
+    : cache([this, &registrar, &engineOptions] {
           cache::PageCache::Options cacheOptions;
           cacheOptions.limitPages = engineOptions.maxCachedMb * cache::kPagesPerMiB;
           // Register every pool chunk once, so bulk RPCs move data straight into pages.
@@ -222,6 +266,10 @@ Engine::Engine(Options engineOptions, JobIds &jobIds, transport::Transport &regi
           cacheOptions.hooks.removed = [&registrar](std::uint64_t region, void *base,
                                                     std::size_t length) {
               registrar.deregisterMemory({region, base, length});
+          };
+          // The budget of those pages went back when they landed (FillPool::complete).
+          cacheOptions.readaheadDiscarded = [this](std::size_t pages) {
+              readahead.onDiscarded(pages, false);
           };
           return cacheOptions;
       }()),
@@ -238,7 +286,9 @@ Result<std::unique_ptr<Engine>> Engine::create(Options options, std::vector<RpcS
     for (std::size_t t = 0; t < sessions.size(); ++t) {
         auto target =
             std::make_unique<TargetContext>(*self, static_cast<std::uint32_t>(t), *sessions[t]);
-        auto osc = Osc::create(*sessions[t], group, {});
+        Osc::Options oscOptions;
+        oscOptions.rpcTimeout = self->options.rpcTimeout;
+        auto osc = Osc::create(*sessions[t], group, oscOptions);
         if (!osc) {
             return osc.status();
         }
@@ -298,6 +348,7 @@ Engine::~Engine()
     if (m_aging.joinable()) {
         m_aging.join();
     }
+    fills.waitIdle(); // readahead in flight holds pages and lock references
     for (auto &target : targets) {
         target->session.setBlockingCallbackHandler({});
         if (target->locks) {
@@ -307,183 +358,249 @@ Engine::~Engine()
     targets.clear(); // Oscs and namespaces before the cache their work points into
 }
 
-Status Engine::fill(TargetContext &target, ObjectState &object, std::span<PageRef> pages,
-                    std::uint64_t lockHandle, std::string_view job)
+Status Engine::fillOne(TargetContext &target, ObjectState &object, PageRef &page,
+                       const locks::LockRef &lock, std::string_view job)
 {
-    std::vector<PageRef> scratch;
-    // Only the locked, not uptodate pages need data; keep them contiguous in a span.
-    std::vector<std::size_t> positions;
-    for (std::size_t i = 0; i < pages.size(); ++i) {
-        if (pages[i] && pages[i].holdsLock() && !pages[i].uptodate()) {
-            positions.push_back(i);
-        }
+    PageRef mine = page.pin();
+    PageFill &fill = fills.start();
+    fill.pages.push_back(std::move(page));
+    const engine::PageIndex index = mine.index();
+    if (auto status = fills.run(fill, *target.osc, object.handle.load(), job, lock, index, index);
+        !status) {
+        return status;
     }
-    if (positions.empty()) {
-        return {};
+    page = std::move(mine);
+    if (!page.lock(cache::Wait::yes)) {
+        return Status(Errc::internal, "cannot lock a page again");
     }
-    scratch.reserve(positions.size());
-    for (const std::size_t i : positions) {
-        scratch.push_back(std::move(pages[i]));
-    }
-    std::vector<Piece> pieces;
-    std::vector<transport::Segment> segments;
-    segments.reserve(scratch.size());
-    planPieces(scratch, target.osc->maxPagesPerRpc(), pieces, segments);
-
-    RpcWaiter waiter(pieces.size());
-    for (std::size_t p = 0; p < pieces.size(); ++p) {
-        const Piece &piece = pieces[p];
-        const Status submitted = target.osc->submitRead(
-            object.handle.load(), scratch[piece.first].index(),
-            static_cast<std::uint32_t>(piece.count), static_cast<std::uint16_t>(kPageSize),
-            std::span(segments).subspan(piece.segmentBegin, piece.segmentCount), job,
-            waiter.completionFor(p));
-        if (!submitted) {
-            waiter.refused(submitted);
-        }
-    }
-    const Status status = waiter.wait();
-    for (std::size_t p = 0; p < pieces.size(); ++p) {
-        const Piece &piece = pieces[p];
-        const std::uint64_t bytes = waiter.bytes(p);
-        for (std::size_t i = 0; i < piece.count; ++i) {
-            PageRef &page = scratch[piece.first + i];
-            if (!status) {
-                page.unlock(); // not uptodate: the next reader retries
-                continue;
-            }
-            // Past the object's end (or a hole the target skipped) reads as zeros.
-            const std::uint64_t pageStart = i * kPageSize;
-            if (bytes < pageStart + kPageSize) {
-                const std::size_t valid = bytes > pageStart ? bytes - pageStart : 0;
-                std::memset(page.data().data() + valid, 0, kPageSize - valid);
-            }
-            page.setLockCookie(lockHandle);
-            page.markUptodate();
-        }
-    }
-    for (std::size_t k = 0; k < positions.size(); ++k) {
-        pages[positions[k]] = std::move(scratch[k]);
-    }
-    return status;
+    return {};
 }
 
-Result<std::size_t> Engine::readObject(FileData &file, std::uint32_t targetIndex,
-                                       std::uint64_t offset, std::span<std::byte> out)
+Status Engine::readFile(FileData &file, std::uint64_t offset, std::span<std::byte> out,
+                        std::uint64_t fileSize)
 {
-    TargetContext &target = *targets[targetIndex];
-    ObjectState &object = *file.objects[targetIndex];
-    const engine::ObjectKey key = file.keys[targetIndex];
-    const std::string_view job = jobs.current();
+    const StripeLayout &layout = options.layout;
     const engine::JobTag tag = jobs.currentTag();
+    const engine::PageIndex firstPage = offset / kPageSize;
+    const engine::PageIndex lastPage = (offset + out.size() - 1) / kPageSize;
+    const std::uint64_t marker = file.marker.load(std::memory_order_relaxed);
+    const bool touchesMarker = marker >= firstPage && marker <= lastPage;
 
     // Fast path: cached pages are covered by a lock (cancels drop them), so just copy.
-    const std::uint64_t marker = file.markers[targetIndex].load(std::memory_order_relaxed);
-    const bool touchesMarker = !out.empty() && marker >= offset / kPageSize &&
-                               marker <= (offset + out.size() - 1) / kPageSize;
-    std::size_t done =
-        fastRead.load(std::memory_order_relaxed) && !touchesMarker
-            ? cache.readCached(key, offset, out, tag, file.prevPos.load(std::memory_order_relaxed))
-            : 0;
-    if (done > 0) {
-        // Lustre's `hits`: pages a read found in the cache.
-        readahead.stats().add(params::catalog::ra_hits,
-                              (offset + done - 1) / kPageSize - offset / kPageSize + 1);
-    }
-    if (done == out.size()) {
-        file.prevPos.store(offset + done, std::memory_order_relaxed);
-        return done;
+    std::uint64_t done = 0;
+    if (fastRead.load(std::memory_order_relaxed) && !touchesMarker) {
+        // A read that continues in the page the previous one ended in is not a new reference.
+        const std::uint64_t prev = file.prevPos.load(std::memory_order_relaxed);
+        const bool continues =
+            prev != cache::kNoPosition && prev != 0 && (prev - 1) / kPageSize == firstPage;
+        while (done < out.size()) {
+            const auto piece = layout.pieceAt(offset + done, out.size() - done);
+            const std::size_t got = cache.readCached(
+                file.keys[piece.target], piece.objectOffset, out.subspan(done, piece.length), tag,
+                done == 0 && continues ? piece.objectOffset + 1 : cache::kNoPosition);
+            if (got > 0) {
+                // Lustre's `hits`: pages a read found in the cache.
+                readahead.stats().add(params::catalog::ra_hits,
+                                      (piece.objectOffset + got - 1) / kPageSize -
+                                          piece.objectOffset / kPageSize + 1);
+            }
+            done += got;
+            if (got < piece.length) {
+                break;
+            }
+        }
+        if (done == out.size()) {
+            file.prevPos.store(offset + done, std::memory_order_relaxed);
+            return {};
+        }
     }
     readahead.onFastReadFailed();
+    return readSlow(file, offset, out, offset + done, fileSize, touchesMarker);
+}
 
-    auto lock = target.locks->acquire(key, locks::LockMode::PR, tag);
-    if (!lock) {
-        return lock.status().withContext("read lock");
+Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byte> out,
+                        std::uint64_t from, std::uint64_t fileSize, bool touchesMarker)
+{
+    const StripeLayout &layout = options.layout;
+    const std::string_view job = jobs.current();
+    const engine::JobTag tag = jobs.currentTag();
+    const std::uint64_t end = offset + out.size();
+    ThreadScratch<SlowRead> scratch;
+    SlowRead &read = *scratch;
+    read.prepare(targets.size());
+    const auto fillFor = [&](std::uint32_t target) -> PageFill & {
+        if (read.fills[target] == nullptr) {
+            read.fills[target] = &fills.start();
+        }
+        return *read.fills[target];
+    };
+    const auto abandonFills = [&] {
+        for (PageFill *&fill : read.fills) {
+            if (fill != nullptr) {
+                fills.abandon(*fill);
+                fill = nullptr;
+            }
+        }
+    };
+
+    // The read's pieces, and per target the object pages they cover (a contiguous file range
+    // is a contiguous range of each object).
+    for (std::uint64_t pos = from; pos < end;) {
+        const auto piece = layout.pieceAt(pos, end - pos);
+        read.pieces.push_back({piece.target, pos, piece.objectOffset, piece.length, 0, 0});
+        const engine::PageIndex first = piece.objectOffset / kPageSize;
+        const engine::PageIndex last = (piece.objectOffset + piece.length - 1) / kPageSize;
+        if (read.demandFirst[piece.target] > read.demandLast[piece.target]) {
+            read.demandFirst[piece.target] = first;
+        }
+        read.demandLast[piece.target] = last;
+        pos += piece.length;
     }
-    const std::uint64_t size = object.size.load();
-    const std::uint64_t end = std::min<std::uint64_t>(offset + out.size(), size);
-    if (offset + done >= end) {
-        return done;
+    // Locks in target order, so two readers never wait for each other's locks crosswise;
+    // all of them before any page lock.
+    for (std::uint32_t t = 0; t < targets.size(); ++t) {
+        if (read.demandFirst[t] > read.demandLast[t]) {
+            continue;
+        }
+        auto lock = targets[t]->locks->acquire(file.keys[t], locks::LockMode::PR, tag);
+        if (!lock) {
+            return lock.status().withContext("read lock");
+        }
+        read.locks[t] = std::move(lock).value();
     }
-    const engine::PageIndex first = (offset + done) / kPageSize;
-    const engine::PageIndex last = (end - 1) / kPageSize;
-    std::vector<PageRef> pages;
-    pages.reserve(last - first + 1);
+
+    // The read's own pages: cached (or filled while this read waited for their lock), or
+    // missing and fetched now.
     std::uint64_t missing = 0;
-    for (engine::PageIndex index = first; index <= last; ++index) {
-        auto page = grabForIo(key, index, tag);
-        if (!page) {
-            return page.status().withContext("read");
+    for (SlowPiece &piece : read.pieces) {
+        const std::uint64_t size = file.objects[piece.target]->size.load();
+        piece.valid =
+            size > piece.objectOffset ? std::min(piece.length, size - piece.objectOffset) : 0;
+        piece.firstPinned = read.pinned.size();
+        const engine::ObjectKey key = file.keys[piece.target];
+        for (engine::PageIndex index = piece.objectOffset / kPageSize;
+             index * kPageSize < piece.objectOffset + piece.valid; ++index) {
+            auto page = grabForIo(key, index, tag);
+            if (!page) {
+                abandonFills();
+                return page.status().withContext("read");
+            }
+            if (page->uptodate()) {
+                readahead.stats().add(params::catalog::ra_hits);
+                (void)page->takeReadahead();
+                page->unlock(); // the pin is enough to copy it
+                read.pinned.push_back(std::move(page).value());
+            } else {
+                ++missing;
+                read.pinned.push_back(page->pin());
+                fillFor(piece.target).pages.push_back(std::move(page).value());
+            }
         }
-        if (page->uptodate()) {
-            readahead.stats().add(params::catalog::ra_hits);
-        } else {
-            ++missing;
-        }
-        pages.push_back(std::move(page).value());
     }
 
-    // Readahead rides along with the read's own fetch.
+    // What to read ahead, in file pages. A read that found all its pages (some perhaps still
+    // in flight) and is not at the marker is a hit, as on the fast path: readahead does not see
+    // it (Linux's filemap_read waits on a locked page without calling readahead).
     readahead::ReadaheadPlan plan;
-    {
+    if (missing != 0 || touchesMarker) {
         std::lock_guard guard(file.readaheadMutex);
         readahead::ReadInfo info;
         info.offset = offset;
         info.length = out.size();
-        info.fileSize = size;
-        info.maxPagesPerRpc = target.osc->maxPagesPerRpc();
+        info.fileSize = fileSize;
+        info.maxPagesPerRpc = std::numeric_limits<std::uint32_t>::max(); // fills cut the RPCs
         info.missingPages = missing;
-        const std::size_t limit = cache.limitPages();
-        const std::size_t cached = cache.cachedPages();
-        info.cacheRoom = limit > cached ? limit - cached : 0;
-        plan = file.readahead[targetIndex].onRead(info);
-        file.markers[targetIndex].store(file.readahead[targetIndex].marker(),
-                                        std::memory_order_relaxed);
+        // LU-13312: the room readahead may use is what is neither dirty nor read ahead and
+        // still unread; what is unread counts in flight (the budget) and in the cache.
+        const std::uint64_t unread = readahead.pagesInUse() + cache.readaheadUnreadPages();
+        const std::uint64_t held = cache.dirtyPages() + unread;
+        const std::uint64_t limit = cache.limitPages();
+        info.cacheRoom = limit > held ? limit - held : 0;
+        info.unreadPages = unread;
+        plan = file.readahead.onRead(info);
+        file.marker.store(file.readahead.marker(), std::memory_order_relaxed);
     }
-    std::uint64_t readAhead = 0;
+    const engine::PageIndex readFirst = from / kPageSize;
+    const engine::PageIndex readLast = (end - 1) / kPageSize;
     while (auto range = plan.next()) {
-        for (engine::PageIndex index = range->first; index < range->end(); ++index) {
-            if (index >= first && index <= last) {
-                readahead.release(1);
+        for (engine::PageIndex filePage = range->first; filePage < range->end(); ++filePage) {
+            if (filePage >= readFirst && filePage <= readLast) {
+                readahead.release(1); // the read's own
                 continue;
             }
-            auto page = cache.grab(key, index, tag, cache::Wait::no);
+            const auto at = layout.pieceAt(filePage * kPageSize, kPageSize);
+            const std::uint32_t t = at.target;
+            if (!read.locks[t]) {
+                // Readahead reads under a lock it can have without waiting for this client's
+                // own lock state (it holds page locks now); else it skips the object (Lustre's
+                // failed_lock_match).
+                if (read.noLock[t] == 0) {
+                    auto lock =
+                        targets[t]->locks->tryAcquire(file.keys[t], locks::LockMode::PR, tag);
+                    if (lock) {
+                        read.locks[t] = std::move(lock).value();
+                    }
+                    read.noLock[t] = read.locks[t] ? 0 : 1;
+                }
+                if (read.noLock[t] != 0) {
+                    readahead.onFailedLockMatch(1);
+                    continue;
+                }
+            }
+            auto page = cache.grab(file.keys[t], at.objectOffset / kPageSize, tag, cache::Wait::no);
             if (!page) {
                 if (page.status().code() == Errc::resource_exhausted) {
-                    readahead.onFailedGrab(range->end() - index);
+                    readahead.onFailedGrab(range->end() - filePage);
                     break;
                 }
-                readahead.release(1); // busy: someone else is filling it
+                readahead.release(1); // busy: being filled (or written back) already
                 continue;
             }
             if (page->uptodate()) {
                 readahead.release(1);
                 continue;
             }
-            ++readAhead;
-            pages.push_back(std::move(page).value());
+            fillFor(t).pages.push_back(std::move(page).value());
         }
     }
-    std::sort(pages.begin(), pages.end(),
-              [](const PageRef &a, const PageRef &b) { return a.index() < b.index(); });
-    const Status filled = fill(target, object, pages, lock->handle(), job);
-    // Readahead here is fetched with the read, so its budget is free again once it has landed.
-    readahead.release(readAhead);
+
+    // Every target's RPCs go out before any is waited for; only the read's own are waited for.
+    for (std::uint32_t t = 0; t < targets.size(); ++t) {
+        if (read.fills[t] != nullptr) {
+            fills.submit(*read.fills[t], *targets[t]->osc, file.objects[t]->handle.load(), job,
+                         read.locks[t], read.demandFirst[t], read.demandLast[t]);
+        }
+    }
+    Status filled;
+    for (PageFill *&fill : read.fills) {
+        if (fill != nullptr) {
+            const Status status = fills.wait(*fill);
+            fill = nullptr;
+            if (!status && filled.ok()) {
+                filled = status;
+            }
+        }
+    }
     if (!filled) {
         return filled.withContext("read");
     }
-    for (const PageRef &page : pages) {
-        const std::uint64_t pageStart = page.index() * kPageSize;
-        if (page.index() < first || page.index() > last) {
-            continue;
+    for (const SlowPiece &piece : read.pieces) {
+        std::byte *dest = out.data() + (piece.fileOffset - offset);
+        std::size_t k = piece.firstPinned;
+        for (std::uint64_t pos = piece.objectOffset; pos < piece.objectOffset + piece.valid; ++k) {
+            const PageRef &page = read.pinned[k];
+            const std::uint64_t pageStart = page.index() * kPageSize;
+            const std::uint64_t to =
+                std::min(pageStart + kPageSize, piece.objectOffset + piece.valid);
+            std::memcpy(dest + (pos - piece.objectOffset), page.data().data() + (pos - pageStart),
+                        to - pos);
+            pos = to;
         }
-        const std::uint64_t from = std::max(pageStart, offset + done);
-        const std::uint64_t to = std::min(pageStart + kPageSize, end);
-        std::memcpy(out.data() + (from - offset), page.data().data() + (from - pageStart),
-                    to - from);
+        // A hole, or past the object's end: zeros.
+        std::memset(dest + piece.valid, 0, piece.length - piece.valid);
     }
     file.prevPos.store(end, std::memory_order_relaxed);
-    return end - offset;
+    return {};
 }
 
 Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetIndex,
@@ -512,13 +629,8 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
                 const bool whole = from == pageStart && to == pageStart + kPageSize;
                 if (!whole && pageStart < object.size.load()) {
                     // Read-modify-write: the rest of the page must come from the target.
-                    if (auto status =
-                            fill(target, object, std::span(&*page, 1), lock->handle(), job);
-                        !status) {
+                    if (auto status = fillOne(target, object, *page, *lock, job); !status) {
                         return status.withContext("write (reading the page first)");
-                    }
-                    if (!page->holdsLock() && !page->lock(cache::Wait::yes)) {
-                        return Status(Errc::internal, "write: cannot relock a page");
                     }
                 } else if (!whole) {
                     std::memset(page->data().data(), 0, kPageSize);
@@ -550,24 +662,30 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
         job = "lutra.writeback"; // every RPC carries a job id; a lock's last job may be unknown
     }
     std::lock_guard serial(object.writeback);
+    ThreadScratch<WriteBackScratch> scratch;
     std::uint64_t written = 0;
-    const std::uint32_t maxPages =
-        std::min<std::uint32_t>(target.osc->maxPagesPerRpc(), kMaxSegments);
-    std::vector<PageRef> run(maxPages);
+    const std::uint32_t maxPages = std::min<std::uint32_t>(
+        target.osc->maxPagesPerRpc(), static_cast<std::uint32_t>(transport::kMaxBulkSegments));
+    if (scratch->run.size() < maxPages) {
+        scratch->run.resize(maxPages);
+    }
+    const std::span<PageRef> run = std::span(scratch->run).first(maxPages);
+    Status firstError;
     engine::PageIndex from = 0;
     for (;;) {
         const std::size_t n = cache.collectDirtyRun(key, from, run);
         if (n == 0) {
-            return written;
+            break;
         }
-        std::vector<Piece> pieces;
-        std::vector<transport::Segment> segments;
-        planPieces(std::span(run).first(n), maxPages, pieces, segments);
+        scratch->pieces.clear();
+        scratch->segments.clear();
+        planPieces(run.first(n), maxPages, scratch->pieces, scratch->segments);
         const std::uint64_t size = object.size.load();
         const engine::PageIndex lastIndex = run[n - 1].index();
-        RpcWaiter waiter(pieces.size());
-        for (std::size_t p = 0; p < pieces.size(); ++p) {
-            const Piece &piece = pieces[p];
+        RpcWaiter &waiter = scratch->waiter;
+        waiter.reset(scratch->pieces.size());
+        for (std::size_t p = 0; p < scratch->pieces.size(); ++p) {
+            const RpcPiece &piece = scratch->pieces[p];
             const engine::PageIndex pieceLast = run[piece.first + piece.count - 1].index();
             std::uint64_t lastBytes = kPageSize;
             if ((pieceLast + 1) * kPageSize > size && size > pieceLast * kPageSize) {
@@ -576,22 +694,31 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
             const Status submitted = target.osc->submitWrite(
                 object.handle.load(), run[piece.first].index(),
                 static_cast<std::uint32_t>(piece.count), static_cast<std::uint16_t>(lastBytes),
-                std::span(segments).subspan(piece.segmentBegin, piece.segmentCount), job,
+                std::span(scratch->segments).subspan(piece.segmentBegin, piece.segmentCount), job,
                 waiter.completionFor(p));
             if (!submitted) {
-                waiter.refused(submitted);
+                waiter.refused(p, submitted);
             }
         }
         const Status status = waiter.wait();
-        cache.endWriteback(std::span(run).first(n), status.ok());
-        if (!status) {
-            return status.withContext("write-back");
+        // Each RPC on its own: what the target took is clean, the rest stays dirty for a retry.
+        for (std::size_t p = 0; p < scratch->pieces.size(); ++p) {
+            const RpcPiece &piece = scratch->pieces[p];
+            cache.endWriteback(run.subspan(piece.first, piece.count), !waiter.failed(p));
+            written += waiter.failed(p) ? 0 : waiter.bytes(p);
         }
-        for (std::size_t p = 0; p < pieces.size(); ++p) {
-            written += waiter.bytes(p);
+        if (!status) {
+            // Go on with the rest of the object: one bad range must not hold back the others.
+            if (firstError.ok()) {
+                firstError = status;
+            }
         }
         from = lastIndex + 1;
     }
+    if (!firstError.ok()) {
+        return firstError.withContext("write-back");
+    }
+    return written;
 }
 
 Result<PageRef> Engine::grabForIo(const engine::ObjectKey &key, engine::PageIndex index,
@@ -631,12 +758,15 @@ Result<Engine::CleanupReport> Engine::cleanup(std::string_view job)
     CleanupReport report;
     const engine::JobTag tag = job.empty() ? 0 : jobs.tag(job);
     const std::string writer = job.empty() ? std::string("lutra.cleanup") : std::string(job);
+    fills.quiesce(); // readahead in flight lands first, so it can be dropped with the rest
     for (auto &target : targets) {
         // Dirty data first, whoever's lock covers it: nothing written is lost to a cleanup.
         for (auto &[objectId, object] : target->openObjects()) {
             auto written = writeBack(*target, {target->index, objectId}, *object, writer);
             if (!written) {
-                return written.status().withContext("cleanup");
+                // Kept dirty, under its lock: the lock's cancel below fails and keeps it too.
+                report.errors.push_back(written.status().toString());
+                continue;
             }
             report.bytesWrittenBack += *written;
         }
@@ -645,9 +775,15 @@ Result<Engine::CleanupReport> Engine::cleanup(std::string_view job)
         report.locksCancelled += cancelled.locksCancelled;
         report.pagesDropped += cancelled.pagesDropped;
         report.bytesWrittenBack += cancelled.bytesWritten;
+        report.errors.insert(report.errors.end(), cancelled.messages.begin(),
+                             cancelled.messages.end());
     }
     const cache::ReleaseCounts released = job.empty() ? cache.releaseAll() : cache.releaseJob(tag);
     report.pagesDropped += released.dropped;
+    if (released.dirty != 0) {
+        report.errors.push_back(std::to_string(released.dirty) +
+                                " dirty pages could not be written back; kept for a retry");
+    }
     return report;
 }
 
@@ -655,20 +791,51 @@ locks::CancelOutcome Engine::onCancel(TargetContext &target, const locks::Cancel
 {
     locks::CancelOutcome outcome;
     const auto object = target.object(info.key.object);
+    std::size_t dirty = 0;
     for (int attempt = 0; attempt < 3; ++attempt) {
         if (object && info.mode == locks::LockMode::PW) {
             auto written = writeBack(target, info.key, *object, jobs.name(info.job));
             if (!written) {
                 outcome.status = written.status();
-            } else {
-                outcome.bytesWritten += *written;
+                break; // the pages stay cached and dirty, under this lock
             }
+            outcome.bytesWritten += *written;
         }
         const cache::ReleaseCounts counts = cache.releaseLock(info.key, info.handle);
         outcome.pagesDropped += counts.dropped;
-        if (counts.dirty == 0 || !object) {
+        dirty = counts.dirty;
+        if (dirty == 0 || !object) {
             break;
         }
+    }
+    if (outcome.status.ok() && dirty == 0) {
+        if (info.retry) {
+            log::info("llite." + options.fsName,
+                      "object " + std::to_string(info.key.object) +
+                          ": data kept after a failed write-back is written now");
+        }
+        return outcome;
+    }
+    if (outcome.status.ok()) {
+        outcome.status =
+            Status(Errc::io_error, std::to_string(dirty) + " dirty pages remain after write-back");
+    }
+    const std::string what = "object " + std::to_string(info.key.object) + " on " +
+                             target.session.negotiated().targetName + ", lock " +
+                             std::string(locks::cancelReasonName(info.reason)) + " cancel: ";
+    if (info.reason == locks::CancelReason::shutdown) {
+        // Unmounting: there is no later. Say loudly what is lost.
+        log::error("llite." + options.fsName,
+                   what + "unwritten data dropped at unmount: " + outcome.status.toString());
+        return outcome;
+    }
+    // Keep the lock and the dirty pages; the namespace tries again (aging tick, callback,
+    // clear, per-job cleanup). Said once, not at every retry.
+    outcome.keep = true;
+    if (!info.retry) {
+        log::warning("llite." + options.fsName,
+                     what + "write-back failed, lock and dirty pages kept for a retry: " +
+                         outcome.status.toString());
     }
     return outcome;
 }

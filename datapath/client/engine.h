@@ -11,7 +11,9 @@
 #include <lutra/status.h>
 
 #include "client/jobid.h"
+#include "client/layout.h"
 #include "client/osc.h"
+#include "client/page_fill.h"
 #include "client/rpc_session.h"
 #include "core/cache/page_cache.h"
 #include "core/jobs/job_stats.h"
@@ -69,24 +71,29 @@ private:
     std::unordered_map<std::uint64_t, std::shared_ptr<ObjectState>> m_objects;
 };
 
-// Per open file: its stripe objects and its readahead state.
+// Per open file: its stripe objects and its readahead state. Readahead works in file offsets,
+// as Lustre's llite does, so a pattern keeps its shape across stripes (a stride in the file is
+// no stride within one stripe object); the plan's pages are then mapped onto the objects.
 struct FileData {
+    explicit FileData(readahead::ReadaheadMount &mount) : readahead(mount) {}
+
     std::vector<engine::ObjectKey> keys; // per target
     std::vector<std::shared_ptr<ObjectState>> objects;
     std::mutex readaheadMutex;
-    std::vector<readahead::FileReadahead> readahead; // per stripe object
-    // Each stripe object's readahead marker page (PG_readahead): the fast path steps aside for
-    // a read that touches it, so the slow path can start the next window before it is needed.
-    std::unique_ptr<std::atomic<std::uint64_t>[]> markers;
+    readahead::FileReadahead readahead; // guarded by readaheadMutex
+    // The readahead marker, a file page (PG_readahead): the fast path steps aside for a read
+    // that touches it, so the slow path can start the next window before it is needed.
+    std::atomic<std::uint64_t> marker{readahead::FileReadahead::kNoMarker};
     std::atomic<std::uint64_t> position{0}; // for read()/write()
-    std::atomic<std::uint64_t> prevPos{
-        cache::kNoPosition}; // the fast path's stream hint (racy by design)
+    // Where the last read ended (file offset): the fast path's stream hint (racy by design).
+    std::atomic<std::uint64_t> prevPos{cache::kNoPosition};
 };
 
 class Engine {
 public:
     struct Options {
         std::string fsName;
+        StripeLayout layout;
         std::size_t maxCachedMb = 1024;
         std::chrono::milliseconds rpcTimeout{30000};
     };
@@ -99,10 +106,10 @@ public:
                                                   params::ParamGroup &group);
     ~Engine(); // files must be closed
 
-    // Reads [offset, offset + out.size()) of one stripe object into `out` (object bytes past its
-    // known end read as short).
-    Result<std::size_t> readObject(FileData &file, std::uint32_t target, std::uint64_t offset,
-                                   std::span<std::byte> out);
+    // Reads [offset, offset + out.size()) of the file into `out` (not empty, within the file's
+    // size): holes and object bytes past an object's known end read as zeros.
+    Status readFile(FileData &file, std::uint64_t offset, std::span<std::byte> out,
+                    std::uint64_t fileSize);
     Result<std::size_t> writeObject(FileData &file, std::uint32_t target, std::uint64_t offset,
                                     std::span<const std::byte> in);
     // Writes back every dirty page of the object (fsync, close, dirty limit, lock cancel).
@@ -110,11 +117,13 @@ public:
                                     ObjectState &object, std::string_view job);
 
     // Per-job cleanup: write back, cancel the job's unused locks (all unused locks for an empty
-    // job), drop the job's (or every) clean page, in batches.
+    // job), drop the job's (or every) clean page, in batches. A write-back that fails keeps its
+    // data and its lock (tried again later) and is reported in `errors`; the rest goes on.
     struct CleanupReport {
         std::uint64_t locksCancelled = 0;
         std::uint64_t pagesDropped = 0;
         std::uint64_t bytesWrittenBack = 0;
+        std::vector<std::string> errors;
     };
     Result<CleanupReport> cleanup(std::string_view job);
 
@@ -124,6 +133,7 @@ public:
     std::vector<std::unique_ptr<TargetContext>> targets;
     cache::PageCache cache;
     readahead::ReadaheadMount readahead;
+    FillPool fills{readahead}; // page reads in flight, readahead included
     JobIds &jobs;
     const Options options;
 
@@ -131,10 +141,13 @@ private:
     friend class TargetContext;
     Engine(Options options, JobIds &jobs, transport::Transport &registrar);
     locks::CancelOutcome onCancel(TargetContext &target, const locks::CancelInfo &info);
-    // Fills the not-uptodate locked pages of `pages` (ascending, contiguous runs) from the
-    // target, marking them uptodate under `lockHandle`; waits for every RPC.
-    Status fill(TargetContext &target, ObjectState &object, std::span<cache::PageRef> pages,
-                std::uint64_t lockHandle, std::string_view job);
+    // The part of a read the fast path could not serve, from file offset `from`.
+    Status readSlow(FileData &file, std::uint64_t offset, std::span<std::byte> out,
+                    std::uint64_t from, std::uint64_t fileSize, bool touchesMarker);
+    // Reads one locked, not uptodate page from the target and waits for it; on success the page
+    // is uptodate and locked again.
+    Status fillOne(TargetContext &target, ObjectState &object, cache::PageRef &page,
+                   const locks::LockRef &lock, std::string_view job);
     transport::Deadline deadline() const { return transport::deadlineIn(options.rpcTimeout); }
     // grab for the demand path: when the cache is full of dirty pages, write back and retry
     // (readers and writers wait for room, they do not fail).

@@ -125,6 +125,8 @@ struct Mount::Impl {
 };
 
 struct File::Impl {
+    explicit Impl(readahead::ReadaheadMount &readahead) : data(readahead) {}
+
     Mount::Impl *mount = nullptr;
     std::string path;
     std::vector<std::uint64_t> handles;   // per target
@@ -238,6 +240,7 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
     }
     Engine::Options engineOptions;
     engineOptions.fsName = options.fsName;
+    engineOptions.layout = impl->layout;
     engineOptions.rpcTimeout = options.rpcTimeout;
     auto engine = Engine::create(engineOptions, std::move(sessions), impl->jobs,
                                  *impl->transports.begin()->second, *impl->paramGroup);
@@ -272,6 +275,10 @@ Result<FlushReport> Mount::flushJob(std::string_view jobId, std::chrono::millise
     report.locksCancelled = cleaned->locksCancelled;
     report.pagesDropped = cleaned->pagesDropped;
     report.bytesWrittenBack = cleaned->bytesWrittenBack;
+    report.errors = std::move(cleaned->errors);
+    for (const std::string &error : report.errors) {
+        log::warning(m_impl->category, "flush of job '" + report.jobId + "': " + error);
+    }
     report.duration = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - start);
     if (report.duration > timeout) {
@@ -367,7 +374,7 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
                       "open " + std::string(path) + ": ask for reading, writing or both");
     }
     const std::string job(impl.jobs.current());
-    auto file = std::make_unique<File::Impl>();
+    auto file = std::make_unique<File::Impl>(impl.engine->readahead);
     file->mount = &impl;
     file->path = std::string(path);
     const auto closeOpened = [&] {
@@ -419,11 +426,6 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
         }
         file->handles.push_back(handle);
         file->data.keys.push_back({static_cast<std::uint32_t>(t), file->objectIds.back()});
-        file->data.readahead.emplace_back(impl.engine->readahead);
-    }
-    file->data.markers = std::make_unique<std::atomic<std::uint64_t>[]>(file->data.keys.size());
-    for (std::size_t t = 0; t < file->data.keys.size(); ++t) {
-        file->data.markers[t] = readahead::FileReadahead::kNoMarker;
     }
     return std::make_unique<File>(std::move(file));
 }
@@ -451,8 +453,25 @@ Status File::close()
     }
     m_impl->closed = true;
     Mount::Impl &mount = *m_impl->mount;
-    Status first = fsync(); // write-back on close: nothing written is lost
+    FileData &data = m_impl->data;
+    const std::string job(mount.jobs.current());
+    Status first;
     for (std::size_t t = 0; t < m_impl->handles.size(); ++t) {
+        // Write-back on close: nothing written is lost.
+        auto written =
+            mount.engine->writeBack(*mount.engine->targets[t], data.keys[t], *data.objects[t], job);
+        if (!written) {
+            // Its dirty pages and lock stay, and so does this handle, which their later
+            // write-back needs: the engine tries again (lock aging, flushJob, callbacks).
+            if (first.ok()) {
+                first =
+                    written.status().withContext("close " + m_impl->path + " on " + mount.where(t));
+            }
+            log::warning(mount.category, "close " + m_impl->path + " on " + mount.where(t) + ": " +
+                                             written.status().toString() +
+                                             "; kept open until its data is written");
+            continue;
+        }
         // Hand the shared object over to another open's handle before this one goes away.
         mount.engine->targets[t]->closed(m_impl->objectIds[t], m_impl->handles[t]);
         protocol::CloseRequest close;
@@ -496,27 +515,22 @@ Result<std::size_t> File::pread(std::span<std::byte> out, std::uint64_t offset)
 {
     Impl &file = *m_impl;
     Mount::Impl &mount = *file.mount;
-    if (offset + out.size() > file.knownSize()) {
+    std::uint64_t size = file.knownSize();
+    if (offset + out.size() > size) {
         if (auto status = file.refreshSizes(); !status) {
             return status;
         }
+        size = file.knownSize();
     }
-    const std::uint64_t size = file.knownSize();
     if (offset >= size) {
         return std::size_t{0};
     }
     const std::uint64_t length = std::min<std::uint64_t>(out.size(), size - offset);
-    std::uint64_t done = 0;
-    while (done < length) {
-        const auto piece = mount.layout.pieceAt(offset + done, length - done);
-        auto span = out.subspan(done, piece.length);
-        auto got = mount.engine->readObject(file.data, piece.target, piece.objectOffset, span);
-        if (!got) {
-            return got.status().withContext(file.path);
-        }
-        // Short inside the file: a hole in this stripe object, which reads as zeros.
-        std::fill(span.begin() + static_cast<std::ptrdiff_t>(*got), span.end(), std::byte{0});
-        done += piece.length;
+    if (length == 0) {
+        return std::size_t{0};
+    }
+    if (auto status = mount.engine->readFile(file.data, offset, out.first(length), size); !status) {
+        return status.withContext(file.path);
     }
     mount.engine->jobStats.sample(mount.jobs.current(), jobs::JobStats::read_bytes,
                                   static_cast<std::int64_t>(length));

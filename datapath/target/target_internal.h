@@ -93,7 +93,6 @@ struct Worker {
 
 struct TargetServer::Impl final : transport::Handler, LockCallbacks {
     TargetOptions options;
-    transport::Transport *transport = nullptr;
     std::string category; // log category "target.<name>"
 
     std::unique_ptr<ObjectStore> store;

@@ -148,7 +148,6 @@ Result<std::unique_ptr<TargetServer>> TargetServer::start(TargetOptions options,
                                               " MiB");
     }
     auto impl = std::make_unique<Impl>(std::move(options));
-    impl->transport = &transport;
 
     auto store = ObjectStore::openRoot(impl->options.root);
     if (!store) {

@@ -8,8 +8,12 @@
 
 #include <QTest>
 
+#include <signal.h>
+
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <future>
 #include <thread>
 
 using namespace lutra;
@@ -50,6 +54,49 @@ std::uint64_t counter(params::Registry &registry, const std::string &block, cons
     return 0;
 }
 
+// SIGSTOPs a target for the scope of a test step; SIGCONT on the way out, whatever happens.
+class Stopped {
+public:
+    explicit Stopped(const TargetProcess &target) : m_pid(target.pid())
+    {
+        ::kill(m_pid, SIGSTOP);
+        // kill() only starts the group stop: each thread stops when it next runs. Wait until
+        // all have, or a thread already on its way could still answer an RPC.
+        for (int i = 0; i < 10000 && !allThreadsStopped(); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+    ~Stopped() { resume(); }
+    Stopped(const Stopped &) = delete;
+    Stopped &operator=(const Stopped &) = delete;
+    void resume()
+    {
+        if (m_pid > 0) {
+            ::kill(m_pid, SIGCONT);
+            m_pid = -1;
+        }
+    }
+
+private:
+    bool allThreadsStopped() const
+    {
+        std::error_code error;
+        for (const auto &task : std::filesystem::directory_iterator(
+                 "/proc/" + std::to_string(m_pid) + "/task", error)) {
+            std::ifstream stat(task.path() / "stat");
+            std::string line;
+            std::getline(stat, line);
+            const auto close = line.rfind(')'); // the name may hold spaces and parentheses
+            if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'T') {
+                return false;
+            }
+        }
+        return !error;
+    }
+
+    pid_t m_pid;
+};
+
 } // namespace
 
 class TestClientIo : public QObject {
@@ -61,7 +108,11 @@ class TestClientIo : public QObject {
 
     std::unique_ptr<Mount> mount(params::Registry *registry = nullptr)
     {
-        MountOptions options = m_options;
+        return mountWith(m_options, registry);
+    }
+
+    std::unique_ptr<Mount> mountWith(MountOptions options, params::Registry *registry)
+    {
         options.registry = registry;
         auto mounted = Mount::mount(options);
         if (!mounted) {
@@ -313,6 +364,207 @@ private slots:
         std::vector<std::byte> back(data.size());
         QCOMPARE(*(*second)->pread(back, 0), data.size());
         QVERIFY(back == data);
+    }
+
+    // The next window is read ahead behind the reader's back: with the target stopped, a read
+    // of cached data that starts the window returns at once (it would wait for the window's RPC
+    // otherwise); a read that reaches a page still in flight waits for that page, which then
+    // arrives once, from the window's RPC.
+    void asyncReadaheadRunsBehindTheReader()
+    {
+        MountOptions one = m_options;
+        one.targets = {m_targets[0]->uri()};
+        one.rpcTimeout = std::chrono::seconds(20);
+        const auto data = pattern(8 << 20, 10); // above max_read_ahead_whole_mb
+        {
+            auto writer = mountWith(one, nullptr);
+            QVERIFY(writer);
+            auto file = writer->open("ahead", kOpenWrite | kOpenCreate);
+            QVERIFY(file.ok());
+            QVERIFY((*file)->pwrite(data, 0).ok());
+            QVERIFY((*file)->close().ok());
+        }
+        params::Registry registry;
+        auto reader = mountWith(one, &registry);
+        QVERIFY(reader);
+        auto file = reader->open("ahead", kOpenRead);
+        QVERIFY(file.ok());
+        const auto stat = [&](const char *name) {
+            return counter(registry, "llite.lutra.read_ahead_stats", name);
+        };
+        std::vector<std::byte> page(4096);
+        // Page 0: a miss; pages 1-4 read ahead with it (synchronous window), marker at page 1.
+        QCOMPARE(*(*file)->pread(page, 0), page.size());
+        QCOMPARE(stat("misses"), std::uint64_t(1));
+        QCOMPARE(stat("readahead_pages"), std::uint64_t(4));
+        QCOMPARE(stat("async_readahead"), std::uint64_t(0));
+
+        Stopped stopped(*m_targets[0]);
+        // Page 1 is the marker: the next window (pages 5-20) goes out, and the read, of a
+        // cached page, does not wait for it.
+        auto got = (*file)->pread(page, 4096);
+        QVERIFY2(got.ok(), got.status().toString().c_str());
+        QVERIFY(std::equal(page.begin(), page.end(), data.begin() + 4096));
+        QCOMPARE(stat("async_readahead"), std::uint64_t(1));
+        QCOMPARE(stat("readahead_pages"), std::uint64_t(20));
+
+        // Page 5 is in flight: its reader waits for it (the target is stopped)...
+        auto later = std::async(std::launch::async, [&] {
+            std::vector<std::byte> back(4096);
+            auto read = (*file)->pread(back, 5 * 4096);
+            return read.ok() && *read == back.size() &&
+                   std::equal(back.begin(), back.end(), data.begin() + 5 * 4096);
+        });
+        QVERIFY(later.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout);
+        stopped.resume();
+        // ...and gets it from the window's RPC: a hit, not a second fetch.
+        QVERIFY(later.get());
+        QCOMPARE(stat("misses"), std::uint64_t(1));
+        std::vector<std::byte> rest(15 * 4096);
+        QCOMPARE(*(*file)->pread(rest, 6 * 4096), rest.size());
+        QVERIFY(std::equal(rest.begin(), rest.end(), data.begin() + 6 * 4096));
+        QCOMPARE(stat("misses"), std::uint64_t(1));
+        QVERIFY((*file)->close().ok());
+    }
+
+    // Readahead follows the file, not each stripe object: a reader taking every fourth
+    // 47008-byte transfer (IOR-hard's) has a fixed stride in the file but none within an object
+    // of 64 KiB stripes. Once the stride is trusted, every read finds its pages read ahead.
+    void stridedReadsAcrossStripesAreReadAhead()
+    {
+        constexpr std::size_t kTransfer = 47008;
+        constexpr std::size_t kStride = 4 * kTransfer;
+        const auto data = pattern(8 << 20, 14);
+        {
+            auto writer = mount();
+            auto file = writer->open("strided", kOpenWrite | kOpenCreate);
+            QVERIFY((*file)->pwrite(data, 0).ok());
+            QVERIFY((*file)->close().ok());
+        }
+        params::Registry registry;
+        auto reader = mount(&registry);
+        auto file = reader->open("strided", kOpenRead);
+        QVERIFY(file.ok());
+        const auto stat = [&](const char *name) {
+            return counter(registry, "llite.lutra.read_ahead_stats", name);
+        };
+        std::vector<std::byte> buffer(kTransfer);
+        std::uint64_t missesWhenTrusted = 0;
+        std::size_t reads = 0;
+        for (std::uint64_t offset = kStride; offset + kTransfer <= data.size(); offset += kStride) {
+            QCOMPARE(*(*file)->pread(buffer, offset), kTransfer);
+            QVERIFY(std::equal(buffer.begin(), buffer.end(), data.begin() + offset));
+            if (++reads == 4) {
+                missesWhenTrusted = stat("misses"); // the 4th read trusts the stride
+            }
+        }
+        QVERIFY(reads > 40);
+        QVERIFY2(stat("misses") == missesWhenTrusted,
+                 value(registry, "llite.lutra.read_ahead_stats").c_str());
+        QCOMPARE(stat("read_but_discarded"), std::uint64_t(0));
+        QVERIFY(stat("hits") > 40 * 11);
+    }
+
+    // Pages read ahead and dropped unread count as read_but_discarded.
+    void unreadReadaheadDroppedIsDiscarded()
+    {
+        MountOptions one = m_options;
+        one.targets = {m_targets[0]->uri()};
+        const auto data = pattern(8 << 20, 15);
+        {
+            auto writer = mountWith(one, nullptr);
+            auto file = writer->open("dropped", kOpenWrite | kOpenCreate);
+            QVERIFY((*file)->pwrite(data, 0).ok());
+            QVERIFY((*file)->close().ok());
+        }
+        params::Registry registry;
+        auto reader = mountWith(one, &registry);
+        auto file = reader->open("dropped", kOpenRead);
+        std::vector<std::byte> page(4096);
+        QCOMPARE(*(*file)->pread(page, 0), page.size());        // pages 1-4 read ahead
+        QCOMPARE(*(*file)->pread(page, 2 * 4096), page.size()); // one of them used
+        QVERIFY(reader->flushJob("").ok());
+        QCOMPARE(counter(registry, "llite.lutra.read_ahead_stats", "readahead_pages"),
+                 std::uint64_t(4));
+        QCOMPARE(counter(registry, "llite.lutra.read_ahead_stats", "read_but_discarded"),
+                 std::uint64_t(3));
+        QVERIFY((*file)->close().ok());
+    }
+
+    // A flush whose write-back fails (the target is stopped, the RPCs time out) keeps the data
+    // and the lock and says so in the report; once the target is back the client writes the
+    // data by itself (the aging tick retries kept locks).
+    void failedWriteBackKeepsDataAndLock()
+    {
+        MountOptions one = m_options;
+        one.targets = {m_targets[0]->uri()};
+        one.rpcTimeout = std::chrono::milliseconds(500);
+        params::Registry registry;
+        auto client = mountWith(one, &registry);
+        QVERIFY(client);
+        auto file = client->open("kept", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(file.ok());
+        const auto data = pattern(256 * 1024, 11);
+        QVERIFY((*file)->pwrite(data, 0).ok());
+        QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("64"));
+        {
+            Stopped stopped(*m_targets[0]);
+            auto report = client->flushJob("");
+            QVERIFY2(report.ok(), report.status().toString().c_str());
+            QVERIFY(!report->errors.empty());
+            QCOMPARE(report->bytesWrittenBack, std::uint64_t(0));
+            QCOMPARE(report->locksCancelled, std::uint64_t(0));
+            QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("64"));
+            QCOMPARE(value(registry, "ldlm.namespaces.ost0.lock_count"), std::string("1"));
+        }
+        // No flush needed: the kept lock is tried again within a few aging ticks.
+        QTRY_COMPARE_WITH_TIMEOUT(value(registry, "ldlm.namespaces.ost0.lock_count"),
+                                  std::string("0"), 30000);
+        QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("0"));
+        auto report = client->flushJob("");
+        QVERIFY2(report.ok(), report.status().toString().c_str());
+        QVERIFY2(report->errors.empty(),
+                 report->errors.empty() ? "" : report->errors.front().c_str());
+        auto other = mountWith(one, nullptr);
+        auto again = other->open("kept", kOpenRead);
+        std::vector<std::byte> back(data.size());
+        QCOMPARE(*(*again)->pread(back, 0), data.size());
+        QVERIFY(back == data);
+    }
+
+    // A lock cancel that cannot write back must not let the lock go: another client would write
+    // the object, and this client's stale dirty pages would later overwrite what it wrote.
+    void failedCancelDoesNotLoseAnotherClientsWrite()
+    {
+        MountOptions one = m_options;
+        one.targets = {m_targets[0]->uri()};
+        one.rpcTimeout = std::chrono::milliseconds(500);
+        params::Registry registry;
+        auto a = mountWith(one, &registry);
+        auto b = mountWith(one, nullptr);
+        QVERIFY(a && b);
+        auto fa = a->open("contended", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(fa.ok());
+        const auto older = pattern(64 * 1024, 12);
+        QVERIFY((*fa)->pwrite(older, 0).ok()); // dirty in A, under A's PW lock
+        {
+            Stopped stopped(*m_targets[0]);
+            const params::Assignment clear{"ldlm.namespaces.ost0.lru_size", "clear"};
+            (void)registry.set(std::span(&clear, 1), "test");
+            QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("16"));
+        }
+        auto fb = b->open("contended", kOpenRead | kOpenWrite);
+        QVERIFY(fb.ok());
+        const auto newer = pattern(64 * 1024, 13);
+        QVERIFY((*fb)->pwrite(newer, 0).ok()); // conflicts with A's lock, if A still has it
+        QVERIFY((*fb)->fsync().ok());
+        QVERIFY((*fa)->close().ok());
+        QVERIFY((*fb)->close().ok());
+        auto c = mountWith(one, nullptr);
+        auto fc = c->open("contended", kOpenRead);
+        std::vector<std::byte> back(newer.size());
+        QCOMPARE(*(*fc)->pread(back, 0), back.size());
+        QVERIFY2(back == newer, "B's acknowledged write was overwritten by A's stale pages");
     }
 
     void fastReadCanBeTurnedOff()

@@ -566,6 +566,159 @@ private slots:
         QCOMPARE(ns.lockCount(), std::size_t(0));
     }
 
+    // A cancel whose hook cannot write back keeps the lock (no cancel RPC: the target keeps
+    // protecting the object for this client's unwritten data) and tries again later.
+    void failedWriteBackKeepsTheLock()
+    {
+        FakeRpc rpc;
+        FakeClock clock;
+        LockNamespace::Options options;
+        options.clock = clock.source();
+        std::atomic<bool> failing{true};
+        std::atomic<int> hooks{0};
+        std::atomic<int> retries{0};
+        LockNamespace ns(
+            "ost0", rpc,
+            [&](const CancelInfo &info) {
+                ++hooks;
+                retries += info.retry ? 1 : 0;
+                rpc.recordHook(info.handle);
+                CancelOutcome outcome;
+                if (failing) {
+                    outcome.status = Status(Errc::timeout, "write-back: target slow");
+                    outcome.keep = true;
+                } else {
+                    outcome.bytesWritten = engine::kPageSize;
+                    outcome.pagesDropped = 1;
+                }
+                return outcome;
+            },
+            options);
+        const RemoteHandle pw = take(ns, 1, LockMode::PW).handle();
+        take(ns, 2, LockMode::PR);
+
+        CancelReport report = ns.clear();
+        QCOMPARE(report.locksCancelled, std::uint64_t(0));
+        QCOMPARE(report.kept, std::uint64_t(2));
+        QCOMPARE(report.errors, std::uint64_t(2));
+        QCOMPARE(report.messages.size(), std::size_t(2));
+        QCOMPARE(report.messages.front(),
+                 std::string("ldlm.namespaces.ost0: timeout: write-back: target slow"));
+        QVERIFY(rpc.cancelled().empty());
+        QCOMPARE(ns.lockCount(), std::size_t(2));
+        QCOMPARE(ns.keptCount(), std::size_t(2));
+        QCOMPARE(ns.unusedCount(), std::size_t(2));
+        QCOMPARE(counter(ns, LockNamespace::cancel_errors), std::uint64_t(2));
+        QCOMPARE(counter(ns, LockNamespace::cancel_clear), std::uint64_t(0));
+        QCOMPARE(retries.load(), 0); // first attempts
+
+        // A kept lock is still granted: using it again is a hit, and releasing it puts it back
+        // in the LRU.
+        {
+            LockRef again = take(ns, 1, LockMode::PW);
+            QCOMPARE(again.handle(), pw);
+            QCOMPARE(ns.keptCount(), std::size_t(1));
+        }
+        QCOMPARE(rpc.enqueues(), 2);
+
+        // Aging retries kept locks whatever their age; still failing, still kept.
+        clock.set(1s);
+        report = ns.tick(clock.at(1s));
+        QCOMPARE(report.kept, std::uint64_t(1));
+        QCOMPARE(retries.load(), 1); // the hook is told it is a retry
+        QCOMPARE(ns.keptCount(), std::size_t(1));
+
+        // A blocking callback retries at once; once write-back works the lock goes.
+        failing = false;
+        const int before = hooks;
+        ns.onBlockingCallback(pw);
+        ns.drain();
+        QCOMPARE(hooks.load(), before + 1);
+        QCOMPARE(rpc.cancelled(), std::vector<RemoteHandle>{pw});
+        QCOMPARE(counter(ns, LockNamespace::cancel_callback), std::uint64_t(1));
+        report = ns.tick(clock.at(2s));
+        QCOMPARE(report.locksCancelled, std::uint64_t(1)); // the kept PR
+        QCOMPARE(report.kept, std::uint64_t(0));
+        QCOMPARE(ns.lockCount(), std::size_t(0));
+        QCOMPARE(ns.keptCount(), std::size_t(0));
+    }
+
+    // tryAcquire never waits for this client's own lock state.
+    void tryAcquireDoesNotWait()
+    {
+        FakeRpc rpc;
+        LockNamespace ns("ost0", rpc, loggingHook(rpc));
+        auto fresh = ns.tryAcquire(obj(1), LockMode::PR, 1); // nothing cached: enqueues
+        QVERIFY(fresh.ok());
+        QCOMPARE(rpc.enqueues(), 1);
+        auto hit = ns.tryAcquire(obj(1), LockMode::PR, 1);
+        QVERIFY(hit.ok());
+        QCOMPARE(hit->handle(), fresh->handle());
+        // A PR in use asked for PW would need an upgrade: busy.
+        QCOMPARE(ns.tryAcquire(obj(1), LockMode::PW, 1).status().code(), Errc::unavailable);
+        fresh->release();
+        hit->release();
+
+        // Being enqueued by another thread: busy, not a wait.
+        rpc.m_enqueueGate.close();
+        std::thread enqueuer([&] { take(ns, 2, LockMode::PW); });
+        QVERIFY(rpc.m_enqueueGate.waitForWaiters(1));
+        QCOMPARE(ns.tryAcquire(obj(2), LockMode::PR, 1).status().code(), Errc::unavailable);
+        rpc.m_enqueueGate.open();
+        enqueuer.join();
+        // Being cancelled: busy.
+        rpc.m_cancelGate.close();
+        const RemoteHandle pw = take(ns, 2, LockMode::PR).handle();
+        ns.onBlockingCallback(pw);
+        QVERIFY(rpc.m_cancelGate.waitForWaiters(1));
+        QCOMPARE(ns.tryAcquire(obj(2), LockMode::PR, 1).status().code(), Errc::unavailable);
+        rpc.m_cancelGate.open();
+        ns.drain();
+        QCOMPARE(rpc.enqueues(), 2);
+    }
+
+    void keptLocksGoAtShutdown()
+    {
+        FakeRpc rpc;
+        {
+            LockNamespace ns("ost0", rpc, [](const CancelInfo &) {
+                CancelOutcome outcome;
+                outcome.status = Status(Errc::unavailable, "target gone");
+                outcome.keep = true;
+                return outcome;
+            });
+            take(ns, 1, LockMode::PW);
+            QCOMPARE(ns.clear().kept, std::uint64_t(1));
+            ns.shutdown(); // nothing can be kept any more: the cancel RPC goes out
+            QCOMPARE(ns.lockCount(), std::size_t(0));
+        }
+        QCOMPARE(rpc.cancelled(), std::vector<RemoteHandle>{1});
+    }
+
+    // A shared reference (readahead still filling pages under the lock) holds off a cancel
+    // until it is released.
+    void sharedReferenceDelaysTheCancel()
+    {
+        FakeRpc rpc;
+        LockNamespace ns("ost0", rpc, loggingHook(rpc));
+        LockRef shared;
+        RemoteHandle handle = 0;
+        {
+            LockRef reader = take(ns, 1, LockMode::PR);
+            handle = reader.handle();
+            shared = reader.share();
+            QCOMPARE(shared.handle(), handle);
+        }
+        QCOMPARE(ns.unusedCount(), std::size_t(0)); // still in use
+        ns.onBlockingCallback(handle);
+        ns.drain();
+        QVERIFY(rpc.cancelled().empty());
+        shared.release();
+        ns.drain();
+        QCOMPARE(rpc.cancelled(), std::vector<RemoteHandle>{handle});
+        QVERIFY(!LockRef().share());
+    }
+
     void shutdownCancelsCachedLocks()
     {
         FakeRpc rpc;

@@ -123,6 +123,36 @@ private slots:
         QVERIFY(stats.snapshot("job3").ok());
     }
 
+    // A thread updates the job it updated last without a lookup; a job leaving the table
+    // (clear, remove, eviction) must end that, or later updates would vanish into it.
+    void updatesAfterTheJobLeftTheTableAreKept()
+    {
+        JobStats stats(JobStats::targetDefs(), 2, clock());
+        JobStats other(JobStats::targetDefs(), 2, clock());
+        m_now = at(1'600'000'000);
+        stats.sample("dd.0", JobStats::read_bytes, 10);
+        stats.sample("dd.0", JobStats::read_bytes, 20); // the cached path
+        other.sample("dd.0", JobStats::read_bytes, 1);  // another table, same thread and id
+        stats.sample("dd.0", JobStats::read_bytes, 30);
+        QCOMPARE(stats.snapshot("dd.0")->counters[JobStats::read_bytes].sum, std::int64_t(60));
+        QCOMPARE(other.snapshot("dd.0")->counters[JobStats::read_bytes].sum, std::int64_t(1));
+
+        stats.clear();
+        stats.sample("dd.0", JobStats::read_bytes, 5);
+        QCOMPARE(stats.snapshot("dd.0")->counters[JobStats::read_bytes].samples, std::uint64_t(1));
+        QVERIFY(stats.remove("dd.0").ok());
+        stats.sample("dd.0", JobStats::read_bytes, 6);
+        QCOMPARE(stats.snapshot("dd.0")->counters[JobStats::read_bytes].sum, std::int64_t(6));
+
+        m_now = at(1'700'000'000);
+        stats.add("cp.1", JobStats::getattr);
+        m_now = at(1'700'000'010);
+        stats.add("ls.2", JobStats::getattr); // evicts dd.0 (oldest), the cached one
+        QCOMPARE(stats.snapshot("dd.0").status().code(), Errc::not_found);
+        stats.sample("dd.0", JobStats::read_bytes, 7);
+        QCOMPARE(stats.snapshot("dd.0")->counters[JobStats::read_bytes].sum, std::int64_t(7));
+    }
+
     void emptyAndLongJobIds()
     {
         JobStats stats(JobStats::targetDefs(), 16, clock());

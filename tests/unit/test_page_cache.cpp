@@ -476,6 +476,75 @@ private slots:
     }
 
     // Hit path, grab with reclaim in steady state, release and write-back allocate nothing.
+    // PG_readahead's "unused" mark: the first read clears it (fast path, or takeReadahead on
+    // the slow path; an overwrite too); a page dropped with it set is a read_but_discarded.
+    void readaheadMarks()
+    {
+        std::size_t discarded = 0;
+        PageCache::Options options = smallCache(8);
+        options.probationPercent = 100; // one FIFO: reclaim order is insertion order
+        options.readaheadDiscarded = [&discarded](std::size_t pages) { discarded += pages; };
+        PageCache cache(options);
+        const auto readAhead = [&](PageIndex index) {
+            Result<PageRef> ref = cache.grab(kA, index, 1);
+            QVERIFY(ref.ok());
+            ref->markReadahead();
+            ref->markReadahead(); // once only
+            ref->markUptodate();
+        };
+        for (PageIndex i = 0; i < 4; ++i) {
+            readAhead(i);
+        }
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{4});
+        QVERIFY(touch(cache, kA, 0)); // first read: used
+        QVERIFY(touch(cache, kA, 0));
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{3});
+        {
+            Result<PageRef> ref = cache.grab(kA, 1, 1);
+            QVERIFY(ref->takeReadahead());
+            QVERIFY(!ref->takeReadahead());
+        }
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{2});
+        {
+            Result<PageRef> ref = cache.grab(kA, 2, 1);
+            ref->markDirty(); // overwritten: used, not discarded
+            ref->reset();
+            std::vector<PageRef> run(1);
+            QCOMPARE(cache.collectDirtyRun(kA, 0, run), std::size_t{1});
+            cache.endWriteback(run, true);
+        }
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{1});
+        QCOMPARE(discarded, std::size_t{0});
+        // Page 3 is still unread: the FIFO reclaims it (with 0-2) to make room for 4 more.
+        for (PageIndex i = 10; i < 18; ++i) {
+            QVERIFY(fill(cache, kB, i));
+        }
+        QVERIFY(!cache.contains(kA, 3));
+        QCOMPARE(discarded, std::size_t{1});
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{0});
+        // Released unread: discarded too.
+        readAhead(20);
+        QVERIFY(cache.releaseObject(kA).dropped >= 1);
+        QCOMPARE(discarded, std::size_t{2});
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{0});
+    }
+
+    void pinWithoutTheLock()
+    {
+        PageCache cache(smallCache(8));
+        Result<PageRef> ref = cache.grab(kA, 0, 1);
+        QVERIFY(ref.ok());
+        PageRef pinned = ref->pin();
+        QVERIFY(!pinned.holdsLock());
+        QCOMPARE(pinned.index(), PageIndex{0});
+        ref->markUptodate();
+        ref->reset(); // unlocked and one pin less: `pinned` still keeps it
+        QCOMPARE(cache.releaseObject(kA).busy, std::size_t{1});
+        QVERIFY(pinned.lock(Wait::no));
+        pinned.reset();
+        QCOMPARE(cache.releaseObject(kA).dropped, std::size_t{1});
+    }
+
     void noHeapAllocation()
     {
         PageCache cache(smallCache(64));

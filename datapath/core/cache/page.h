@@ -26,6 +26,7 @@ struct Page {
     static constexpr std::uint32_t kReferenced = 1u << 20; // hit once since last scan
     static constexpr std::uint32_t kActive = 1u << 21;     // hit twice: worth keeping
     static constexpr std::uint32_t kCached = 1u << 22;     // in the index
+    static constexpr std::uint32_t kReadahead = 1u << 23;  // read ahead, not read yet
 
     std::atomic<std::uint32_t> state{0};
     std::atomic<std::uint32_t> pins{0}; // PageRef holders (I/O, write-back, slow-path copy)

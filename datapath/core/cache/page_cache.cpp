@@ -254,6 +254,38 @@ void PageRef::markDirty() noexcept
     if ((old & Page::kDirty) == 0) {
         m_cache->accountDirty(*m_page, 1);
     }
+    if ((old & Page::kReadahead) != 0) {
+        (void)takeReadahead(); // overwritten: used, not discarded
+    }
+}
+
+void PageRef::markReadahead() noexcept
+{
+    assert(m_locked);
+    const std::uint32_t old = m_page->state.fetch_or(Page::kReadahead, std::memory_order_relaxed);
+    if ((old & Page::kReadahead) == 0) {
+        m_cache->m_readaheadUnread.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+bool PageRef::takeReadahead() noexcept
+{
+    if ((m_page->state.load(std::memory_order_relaxed) & Page::kReadahead) == 0) {
+        return false;
+    }
+    const std::uint32_t old = m_page->state.fetch_and(~Page::kReadahead, std::memory_order_relaxed);
+    if ((old & Page::kReadahead) == 0) {
+        return false; // another reader was first
+    }
+    m_cache->readaheadUsed();
+    return true;
+}
+
+PageRef PageRef::pin() const noexcept
+{
+    assert(m_page != nullptr);
+    m_page->pins.fetch_add(1, std::memory_order_acquire);
+    return PageRef(m_cache, m_page, false);
 }
 
 void PageRef::reset() noexcept
@@ -296,6 +328,7 @@ PageCache::PageCache(Options options)
       m_maxTargets(std::max<std::size_t>(options.maxTargets, 1)),
       m_shards(std::make_unique<Shard[]>(m_shardMask + 1)),
       m_targetDirty(std::make_unique<TargetDirty[]>(m_maxTargets)),
+      m_readaheadDiscarded(std::move(options.readaheadDiscarded)),
       m_pool(options.chunkBytes, std::move(options.hooks))
 {
     // Sized for the limit up front, so steady state never rehashes.
@@ -376,6 +409,13 @@ void PageCache::unlink(Page *page) noexcept
 
 void PageCache::pushFree(Page *page) noexcept
 {
+    if ((page->state.load(std::memory_order_relaxed) & Page::kReadahead) != 0) {
+        // Read ahead and thrown away before anyone read it.
+        m_readaheadUnread.fetch_sub(1, std::memory_order_relaxed);
+        if (m_readaheadDiscarded) {
+            m_readaheadDiscarded(1);
+        }
+    }
     page->state.store(0, std::memory_order_relaxed);
     page->lruNext = m_free;
     m_free = page;
@@ -419,7 +459,11 @@ std::size_t PageCache::reclaimLocked(std::size_t want) noexcept
         }
         const QueueId id = fromSmall ? q_small : q_main;
         const std::uint32_t state = page->state.load(std::memory_order_acquire);
-        const std::uint32_t keep = fromSmall ? Page::kActive : (Page::kActive | Page::kReferenced);
+        // Small: a page hit twice moves to main, and so does a page read ahead and not read
+        // yet (its reader is on the way: evicting it now would waste the read, LU-13312); it
+        // gets main's one round, so readahead nobody reads still goes.
+        const std::uint32_t keep =
+            fromSmall ? (Page::kActive | Page::kReadahead) : (Page::kActive | Page::kReferenced);
         if ((state & keep) != 0) {
             page->state.fetch_and(~(Page::kActive | Page::kReferenced), std::memory_order_relaxed);
             unlink(page);
@@ -579,6 +623,11 @@ std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span
             const std::size_t n = std::min(kPageSize - inPage, out.size() - copied);
             std::memcpy(out.data() + copied, page->data + inPage, n);
             page->state.fetch_sub(1, std::memory_order_release);
+            if ((state & Page::kReadahead) != 0 &&
+                (page->state.fetch_and(~Page::kReadahead, std::memory_order_relaxed) &
+                 Page::kReadahead) != 0) {
+                readaheadUsed(); // the first read of a page read ahead
+            }
             const bool samePageAsBefore = copied == 0 && prevPos != kNoPosition && prevPos != 0 &&
                                           ((prevPos - 1) >> kPageShift) == index;
             if (!samePageAsBefore) {

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -103,6 +104,15 @@ public:
     // read-modified all of it) and counts it in the target's dirty bytes.
     void markUptodate() noexcept;
     void markDirty() noexcept;
+    // Requires the page lock: the page was read ahead and nobody has read it yet (PG_readahead's
+    // "unused" mark). The first read clears it (readCached, or takeReadahead on the slow path);
+    // a page dropped with the mark still set is reported to Options::readaheadDiscarded.
+    void markReadahead() noexcept;
+    // Clears the mark; true if it was set (this caller is the page's first reader).
+    bool takeReadahead() noexcept;
+    // Another pin of the same page, without the page lock (the copy-out after a fill that
+    // unlocks the page).
+    PageRef pin() const noexcept;
 
     // Unlocks if locked, then unpins.
     void reset() noexcept;
@@ -131,6 +141,10 @@ public:
         std::size_t reclaimBatch = kDefaultBatch; // pages reclaimed per grab at the limit
         std::size_t maxTargets = 256;             // ObjectKey::target must be below this
         ChunkHooks hooks;
+        // Called with the number of pages dropped (reclaimed or released) while still marked
+        // readahead-unread: read_but_discarded (LU-13312). Runs under the cache's LRU lock: it
+        // must only count (atomics), never call back into the cache.
+        std::function<void(std::size_t pages)> readaheadDiscarded;
     };
 
     // Counters of llite.<fs>.page_cache_stats, in this order.
@@ -209,6 +223,12 @@ public:
     {
         return static_cast<std::size_t>(m_dirtyPages.load(std::memory_order_relaxed));
     }
+    // Pages marked readahead and not read yet (readahead waiting in the cache).
+    std::size_t readaheadUnreadPages() const noexcept
+    {
+        const std::int64_t n = m_readaheadUnread.load(std::memory_order_relaxed);
+        return n > 0 ? static_cast<std::size_t>(n) : 0;
+    }
     std::size_t poolPages() const noexcept { return m_pool.totalPages(); }
     std::size_t chunkCount() const { return m_pool.chunkCount(); }
     // Pages in the probationary FIFO and the main queue (for tests and the console).
@@ -234,6 +254,8 @@ private:
     void dropLocked(Shard &shard, std::span<Page *const> pages) noexcept;
     void accountDirty(const Page &page, int delta) noexcept;
     static void markAccessed(Page &page) noexcept;
+    // The page's readahead mark was just cleared by its first reader.
+    void readaheadUsed() noexcept { m_readaheadUnread.fetch_sub(1, std::memory_order_relaxed); }
 
     void pushHead(Queue &queue, QueueId id, Page *page) noexcept;
     void unlink(Page *page) noexcept;
@@ -254,6 +276,8 @@ private:
     };
     std::unique_ptr<TargetDirty[]> m_targetDirty;
     std::atomic<std::int64_t> m_dirtyPages{0};
+    alignas(64) std::atomic<std::int64_t> m_readaheadUnread{0};
+    std::function<void(std::size_t)> m_readaheadDiscarded;
 
     // The LRU lock: both queues, the free list, m_cached changes.
     mutable std::mutex m_lruMutex;

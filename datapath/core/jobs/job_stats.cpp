@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 
@@ -87,6 +88,32 @@ struct JobStats::Job {
     const std::uint64_t order;
 };
 
+// The job this thread updated last, in one table.
+struct JobStats::ThreadCache {
+    std::uint64_t instance = 0;
+    std::uint64_t generation = 0;
+    std::size_t length = 0;
+    char id[kMaxJobIdLength] = {};
+    std::shared_ptr<Job> job;
+
+    bool holds(const JobStats &stats, std::string_view jobId) const noexcept
+    {
+        return instance == stats.m_instance &&
+               generation == stats.m_generation.load(std::memory_order_acquire) &&
+               length == jobId.size() && std::memcmp(id, jobId.data(), length) == 0;
+    }
+};
+
+namespace {
+std::atomic<std::uint64_t> g_nextInstance{1};
+} // namespace
+
+JobStats::ThreadCache &JobStats::threadCache() noexcept
+{
+    thread_local ThreadCache cache;
+    return cache;
+}
+
 std::vector<params::CounterDef> JobStats::targetDefs()
 {
     return {
@@ -98,7 +125,7 @@ std::vector<params::CounterDef> JobStats::targetDefs()
 
 JobStats::JobStats(std::vector<params::CounterDef> defs, std::size_t maxJobs, Clock clock)
     : m_defs(std::move(defs)), m_maxJobs(std::max<std::size_t>(maxJobs, 1)),
-      m_clock(std::move(clock))
+      m_clock(std::move(clock)), m_instance(g_nextInstance.fetch_add(1, std::memory_order_relaxed))
 {
 }
 
@@ -120,18 +147,38 @@ template <typename Update> void JobStats::update(std::string_view rawJob, Update
     if (job.empty()) {
         return;
     }
+    // `latest` only orders eviction, so a coarse clock (a few ns instead of ~20) is enough;
+    // never before the job's start, which the precise clock stamped.
+    const auto stamp = [this](Job &entry) {
+        const Rep time = m_clock
+                             ? toRep(m_clock())
+                             : std::max(coarseNow(), entry.start.load(std::memory_order_relaxed));
+        entry.latest.store(time, std::memory_order_relaxed);
+    };
+    ThreadCache &cache = threadCache();
+    if (cache.holds(*this, job)) {
+        // The I/O path: the job this thread updated last, still in the table. No lock.
+        apply(cache.job->counters);
+        stamp(*cache.job);
+        return;
+    }
+    // Read before the lookup: a job leaving after it makes the cached entry stale.
+    const std::uint64_t generation = m_generation.load(std::memory_order_acquire);
+    const auto remember = [&](const std::shared_ptr<Job> &entry) {
+        cache.instance = m_instance;
+        cache.generation = generation;
+        cache.length = job.size();
+        std::memcpy(cache.id, job.data(), job.size());
+        cache.job = entry;
+    };
     Shard &shard = shardOf(job);
     {
-        // The common case: the job exists. Shared lock, atomic adds, no allocation. `latest`
-        // only orders eviction, so a coarse clock (a few ns instead of ~20) is enough.
+        // The job exists: shared lock, atomic adds, no allocation.
         std::shared_lock lock(shard.mutex);
         if (const auto it = shard.jobs.find(job); it != shard.jobs.end()) {
             apply(it->second->counters);
-            // Never before the job's start, which the precise clock stamped.
-            const Rep time =
-                m_clock ? toRep(m_clock())
-                        : std::max(coarseNow(), it->second->start.load(std::memory_order_relaxed));
-            it->second->latest.store(time, std::memory_order_relaxed);
+            stamp(*it->second);
+            remember(it->second);
             return;
         }
     }
@@ -141,13 +188,14 @@ template <typename Update> void JobStats::update(std::string_view rawJob, Update
         std::unique_lock lock(shard.mutex);
         auto it = shard.jobs.find(job);
         if (it == shard.jobs.end()) {
-            auto fresh = std::make_unique<Job>(std::string(job), m_defs, time,
+            auto fresh = std::make_shared<Job>(std::string(job), m_defs, time,
                                                m_nextOrder.fetch_add(1, std::memory_order_relaxed));
             it = shard.jobs.emplace(std::string(job), std::move(fresh)).first;
             inserted = true;
         }
         apply(it->second->counters);
         it->second->latest.store(toRep(time), std::memory_order_relaxed);
+        remember(it->second);
     }
     if (inserted && m_jobCount.fetch_add(1, std::memory_order_relaxed) + 1 > m_maxJobs) {
         evictOldest();
@@ -188,6 +236,7 @@ void JobStats::evictOldest()
         std::unique_lock lock(oldestShard->mutex);
         if (oldestShard->jobs.erase(oldestId) == 1) {
             m_jobCount.fetch_sub(1, std::memory_order_relaxed);
+            forgotten();
         }
     }
 }
@@ -238,6 +287,7 @@ void JobStats::clear()
         m_jobCount.fetch_sub(shard.jobs.size(), std::memory_order_relaxed);
         shard.jobs.clear();
     }
+    forgotten();
 }
 
 Status JobStats::remove(std::string_view rawJob)
@@ -251,6 +301,7 @@ Status JobStats::remove(std::string_view rawJob)
     }
     shard.jobs.erase(it);
     m_jobCount.fetch_sub(1, std::memory_order_relaxed);
+    forgotten();
     return {};
 }
 

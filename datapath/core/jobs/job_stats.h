@@ -1,8 +1,10 @@
 #pragma once
 // Per-job I/O counters, after Lustre's job_stats: every request carries a job id, and admins
-// read obdfilter.<target>.job_stats / llite.<fs>.job_stats to see which job did what. Updating
-// an existing job takes only a shared lock on one shard of the job table plus relaxed atomic
-// adds; creating or evicting a job takes that shard's lock exclusively.
+// read obdfilter.<target>.job_stats / llite.<fs>.job_stats to see which job did what. A thread
+// updating the job it updated last (the I/O path's normal case) takes no lock and does no
+// lookup: it keeps that job in a one-entry per-thread cache, valid until any job leaves the
+// table. Otherwise an update of an existing job takes a shared lock on one shard of the job table
+// plus relaxed atomic adds; creating or evicting a job takes that shard's lock exclusively.
 
 #include <lutra/status.h>
 
@@ -77,14 +79,20 @@ private:
     struct Job;
     struct Shard {
         mutable std::shared_mutex mutex;
-        std::map<std::string, std::unique_ptr<Job>, std::less<>> jobs;
+        // shared: a thread's cache may still hold a job that left the table (its last updates
+        // then land there, as increments racing with a clear may).
+        std::map<std::string, std::shared_ptr<Job>, std::less<>> jobs;
     };
+    struct ThreadCache;
+    static ThreadCache &threadCache() noexcept;
     static constexpr std::size_t kShards = 16;
 
     // Runs `update` on the job's counters, creating the job (and evicting the oldest) if needed.
     template <typename Update> void update(std::string_view job, Update &&update);
     Shard &shardOf(std::string_view job) const;
     void evictOldest();
+    // A job left the table: every thread's cached job is stale.
+    void forgotten() noexcept { m_generation.fetch_add(1, std::memory_order_release); }
     params::WallClock::time_point now() const;
 
     const std::vector<params::CounterDef> m_defs;
@@ -92,6 +100,8 @@ private:
     const Clock m_clock;
     mutable std::array<Shard, kShards> m_shards;
     std::atomic<std::size_t> m_jobCount{0};
+    const std::uint64_t m_instance; // names this table in threads' caches (never reused)
+    std::atomic<std::uint64_t> m_generation{0};
     std::atomic<std::uint64_t> m_nextOrder{0};
 };
 

@@ -86,7 +86,9 @@ struct LockRef::Lock {
     CancelReason reason = CancelReason::lru;
     std::uint32_t users = 0;
     LockNamespace::Clock::time_point lastUsed;
-    bool inLru = false;
+    bool inLru = false;   // in m_lru at lruPos
+    bool inKept = false;  // in m_kept at lruPos
+    bool wasKept = false; // kept at least once (a failed cancel); cleared when it goes
     std::list<std::shared_ptr<Lock>>::iterator lruPos;
 };
 
@@ -103,6 +105,15 @@ LockRef &LockRef::operator=(LockRef &&other) noexcept
         m_lock = std::move(other.m_lock);
     }
     return *this;
+}
+
+LockRef LockRef::share() const
+{
+    if (m_lock == nullptr) {
+        return {};
+    }
+    m_ns->addUser(m_lock);
+    return LockRef(m_ns, m_lock);
 }
 
 void LockRef::release() noexcept
@@ -192,6 +203,18 @@ LockNamespace::Clock::time_point LockNamespace::now() const
 Result<LockRef> LockNamespace::acquire(const engine::ObjectKey &key, LockMode mode,
                                        engine::JobTag job)
 {
+    return acquire(key, mode, job, true);
+}
+
+Result<LockRef> LockNamespace::tryAcquire(const engine::ObjectKey &key, LockMode mode,
+                                          engine::JobTag job)
+{
+    return acquire(key, mode, job, false);
+}
+
+Result<LockRef> LockNamespace::acquire(const engine::ObjectKey &key, LockMode mode,
+                                       engine::JobTag job, bool wait)
+{
     std::unique_lock guard(m_mutex);
     for (;;) {
         if (m_stopping) {
@@ -202,16 +225,17 @@ Result<LockRef> LockNamespace::acquire(const engine::ObjectKey &key, LockMode mo
             break;
         }
         LockPtr lock = it->second;
+        const bool fits = lock->mode == LockMode::PW || mode == LockMode::PR;
+        if (!wait && (lock->state != State::granted || !fits)) {
+            return Status(Errc::unavailable, "ldlm.namespaces." + m_ns + ": lock busy");
+        }
         if (lock->state != State::granted) {
             // Being enqueued or cancelled: wait for it to settle, then look again.
             m_changed.wait(guard);
             continue;
         }
-        if (lock->mode == LockMode::PW || mode == LockMode::PR) {
-            if (lock->inLru) {
-                m_lru.erase(lock->lruPos);
-                lock->inLru = false;
-            }
+        if (fits) {
+            unlist(*lock);
             ++lock->users;
             lock->job = job;
             m_stats.add(hits);
@@ -226,8 +250,11 @@ Result<LockRef> LockNamespace::acquire(const engine::ObjectKey &key, LockMode mo
         }
         markCancelling(*lock, CancelReason::upgrade);
         guard.unlock();
-        (void)runCancel(lock);
+        const CancelOutcome outcome = runCancel(lock);
         guard.lock();
+        if (outcome.keep) {
+            return outcome.status; // the PR could not let go: no PW for now
+        }
     }
 
     auto lock = std::make_shared<Lock>();
@@ -261,6 +288,24 @@ Result<LockRef> LockNamespace::acquire(const engine::ObjectKey &key, LockMode mo
         lock->reason = CancelReason::callback;
     }
     return LockRef(this, lock);
+}
+
+void LockNamespace::addUser(const LockPtr &lock)
+{
+    std::lock_guard guard(m_mutex);
+    assert(lock->users > 0);
+    ++lock->users;
+}
+
+void LockNamespace::unlist(Lock &lock) noexcept
+{
+    if (lock.inLru) {
+        m_lru.erase(lock.lruPos);
+        lock.inLru = false;
+    } else if (lock.inKept) {
+        m_kept.erase(lock.lruPos);
+        lock.inKept = false;
+    }
 }
 
 void LockNamespace::release(const LockPtr &lock) noexcept
@@ -319,10 +364,7 @@ void LockNamespace::markCancelling(Lock &lock, CancelReason reason)
 {
     lock.state = State::cancelling;
     lock.reason = reason;
-    if (lock.inLru) {
-        m_lru.erase(lock.lruPos);
-        lock.inLru = false;
-    }
+    unlist(lock);
 }
 
 std::size_t LockNamespace::limitLocked() const
@@ -343,12 +385,27 @@ void LockNamespace::trimLocked(std::size_t limit, CancelReason reason)
 CancelOutcome LockNamespace::runCancel(const LockPtr &lock)
 {
     // The lock is in `cancelling`: nobody else reads or writes it until it is forgotten below.
-    const CancelInfo info{lock->key, lock->mode, lock->handle, lock->job, lock->reason};
+    const CancelInfo info{lock->key, lock->mode,   lock->handle,
+                          lock->job, lock->reason, lock->wasKept};
     CancelOutcome outcome;
     if (m_hook) {
         outcome = m_hook(info);
     }
-    // Sent even if write-back failed: keeping the lock would only get us evicted.
+    if (outcome.keep && info.reason != CancelReason::shutdown) {
+        // The data the lock covers is still only here: keep the lock (the target goes on
+        // protecting the object for us) and try again later.
+        std::lock_guard guard(m_mutex);
+        lock->state = State::granted;
+        lock->lastUsed = now();
+        m_kept.push_back(lock);
+        lock->lruPos = std::prev(m_kept.end());
+        lock->inKept = true;
+        lock->wasKept = true;
+        m_stats.add(cancel_errors);
+        m_changed.notify_all();
+        return outcome;
+    }
+    outcome.keep = false;
     Status rpcStatus = m_rpc.cancel(info.key, info.handle);
     {
         std::lock_guard guard(m_mutex);
@@ -368,6 +425,23 @@ CancelOutcome LockNamespace::runCancel(const LockPtr &lock)
     return outcome;
 }
 
+void LockNamespace::addOutcome(CancelReport &report, const CancelOutcome &outcome)
+{
+    if (outcome.keep) {
+        ++report.kept;
+    } else {
+        ++report.locksCancelled;
+    }
+    report.pagesDropped += outcome.pagesDropped;
+    report.bytesWritten += outcome.bytesWritten;
+    if (!outcome.status.ok()) {
+        ++report.errors;
+        if (report.messages.size() < CancelReport::kMaxMessages) {
+            report.messages.push_back("ldlm.namespaces." + m_ns + ": " + outcome.status.toString());
+        }
+    }
+}
+
 CancelReport LockNamespace::runBatch(std::unique_lock<std::mutex> &guard,
                                      std::vector<LockPtr> victims, Clock::time_point start)
 {
@@ -378,11 +452,7 @@ CancelReport LockNamespace::runBatch(std::unique_lock<std::mutex> &guard,
         // After shutdown: no workers left, so cancel on this thread.
         guard.unlock();
         for (const LockPtr &lock : victims) {
-            const CancelOutcome outcome = runCancel(lock);
-            ++report.locksCancelled;
-            report.pagesDropped += outcome.pagesDropped;
-            report.bytesWritten += outcome.bytesWritten;
-            report.errors += outcome.status.ok() ? 0 : 1;
+            addOutcome(report, runCancel(lock));
         }
     } else {
         auto batch = std::make_shared<Batch>();
@@ -415,8 +485,16 @@ CancelReport LockNamespace::cancelUnused(CancelReason reason, engine::JobTag job
         }
         victims.push_back(lock);
     }
-    for (const LockPtr &lock : victims) {
-        markCancelling(*lock, reason);
+    const std::size_t fromLru = victims.size();
+    for (const LockPtr &lock : m_kept) {
+        if (reason != CancelReason::job || lock->job == job) {
+            victims.push_back(lock);
+        }
+    }
+    for (std::size_t i = 0; i < victims.size(); ++i) {
+        // A kept lock retried by aging keeps the reason it was first cancelled for.
+        const bool retriedByAge = i >= fromLru && reason == CancelReason::age;
+        markCancelling(*victims[i], retriedByAge ? victims[i]->reason : reason);
     }
     return runBatch(guard, std::move(victims), start);
 }
@@ -457,11 +535,7 @@ void LockNamespace::workerLoop()
         const CancelOutcome outcome = runCancel(work.lock);
         if (work.batch != nullptr) {
             std::lock_guard batchGuard(work.batch->mutex);
-            CancelReport &report = work.batch->report;
-            ++report.locksCancelled;
-            report.pagesDropped += outcome.pagesDropped;
-            report.bytesWritten += outcome.bytesWritten;
-            report.errors += outcome.status.ok() ? 0 : 1;
+            addOutcome(work.batch->report, outcome);
             if (--work.batch->remaining == 0) {
                 work.batch->done.notify_all();
             }
@@ -545,7 +619,13 @@ std::size_t LockNamespace::lockCount() const
 std::size_t LockNamespace::unusedCount() const
 {
     std::lock_guard guard(m_mutex);
-    return m_lru.size();
+    return m_lru.size() + m_kept.size();
+}
+
+std::size_t LockNamespace::keptCount() const
+{
+    std::lock_guard guard(m_mutex);
+    return m_kept.size();
 }
 
 Status LockNamespace::publish(params::ParamGroup &group)

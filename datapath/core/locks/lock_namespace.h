@@ -72,19 +72,26 @@ struct CancelInfo {
     RemoteHandle handle = 0;
     engine::JobTag job = 0; // the last job that used the lock
     CancelReason reason = CancelReason::lru;
+    bool retry = false; // the lock was kept after an earlier cancel's write-back failed
 };
 
 // What the hook did for one lock.
 struct CancelOutcome {
     std::uint64_t pagesDropped = 0;
     std::uint64_t bytesWritten = 0;
-    Status status; // a write-back error; the cancel RPC is sent anyway
+    Status status; // a write-back error
+    // The hook could not write back what the lock covers (status says why): the lock is kept
+    // (no cancel RPC, so no other client sees the object without this client's data), set
+    // aside and cancelled again later — by tick(), a blocking callback, clear() or
+    // cancelJob(). Ignored at shutdown, where nothing can be kept.
+    bool keep = false;
 };
 
 // Writes back the lock's dirty pages and drops its cached pages (the page cache releases them
 // in batches). Runs before the cancel RPC, on a namespace worker or the thread that asked for
 // the cancel, with no namespace lock held; it must not call back into the namespace nor the
-// parameter registry (lru_size=clear runs it under the registry's locks).
+// parameter registry (lru_size=clear runs it under the registry's locks). When the write-back
+// fails it returns `keep`: nothing written is lost to a cancel.
 using CancelHook = std::function<CancelOutcome(const CancelInfo &)>;
 
 // The outcome of a cancel of many locks (clear, per-job cleanup, aging).
@@ -92,8 +99,12 @@ struct CancelReport {
     std::uint64_t locksCancelled = 0;
     std::uint64_t pagesDropped = 0;
     std::uint64_t bytesWritten = 0;
-    std::uint64_t errors = 0; // hooks or cancel RPCs that failed (the lock is gone anyway)
+    std::uint64_t errors = 0;          // hooks or cancel RPCs that failed
+    std::uint64_t kept = 0;            // of those, locks kept because their write-back failed
+    std::vector<std::string> messages; // the first kMaxMessages errors, as text
     std::chrono::nanoseconds elapsed{0};
+
+    static constexpr std::size_t kMaxMessages = 16;
 };
 
 class LockNamespace;
@@ -110,6 +121,9 @@ public:
     ~LockRef() { release(); }
 
     void release() noexcept;
+    // Another reference to the same lock (one more user): for work that outlives this one,
+    // such as readahead RPCs still filling pages under the lock.
+    LockRef share() const;
     explicit operator bool() const noexcept { return m_lock != nullptr; }
     LockMode mode() const noexcept;       // the granted mode (PW may answer a PR request)
     RemoteHandle handle() const noexcept; // 0 when empty
@@ -174,6 +188,11 @@ public:
     // its other users let go). An acquire meeting a lock being cancelled waits for the cancel and
     // enqueues again. A thread must not hold a PR on `key` while asking for PW on it.
     Result<LockRef> acquire(const engine::ObjectKey &key, LockMode mode, engine::JobTag job);
+    // As acquire, but never waits for this client's own lock state: a lock being enqueued or
+    // cancelled, or a PR when PW is wanted, gives `unavailable` at once. With no lock cached it
+    // still enqueues (the RPC waits only for the target). For readahead, which may hold page
+    // locks: waiting here could close a cycle with a local upgrade waiting for readers.
+    Result<LockRef> tryAcquire(const engine::ObjectKey &key, LockMode mode, engine::JobTag job);
 
     // The target wants `handle` back. Quick and non-blocking beyond a short internal mutex: meant
     // for the transport I/O thread. An unused lock is queued for cancel at once (ahead of LRU
@@ -190,12 +209,14 @@ public:
     std::size_t lruLimit() const;
 
     // Cancels every unused lock now, on the workers, and waits for them (lru_size=clear).
+    // Kept locks (a failed write-back) are tried again too.
     CancelReport clear();
-    // Cancels the unused locks last used by `job` and waits (per-job cleanup).
+    // Cancels the unused locks last used by `job` and waits (per-job cleanup), kept ones too.
     CancelReport cancelJob(engine::JobTag job);
     // The periodic aging step, driven by the engine (about once a second): cancels the locks
-    // unused since `now - lru_max_age` or earlier, on the workers, and waits for them. (The LRU
-    // limit needs no tick: it is enforced whenever a lock joins the LRU or lru_size changes.)
+    // unused since `now - lru_max_age` or earlier and tries the kept locks again, on the
+    // workers, and waits for them. (The LRU limit needs no tick: it is enforced whenever a lock
+    // joins the LRU or lru_size changes.)
     CancelReport tick(Clock::time_point now);
     // Waits until no cancel is queued or running (tests, orderly teardown).
     void drain();
@@ -205,7 +226,8 @@ public:
     void shutdown();
 
     std::size_t lockCount() const;   // granted locks: used, unused or being cancelled
-    std::size_t unusedCount() const; // the LRU
+    std::size_t unusedCount() const; // the LRU plus the kept locks
+    std::size_t keptCount() const;   // unused locks kept after a failed write-back
     const params::CounterBlock &stats() const noexcept { return m_stats; }
 
     // Publishes ldlm.namespaces.<ns>.{lru_size,lru_max_age,lock_count,lock_unused_count} (the
@@ -229,18 +251,26 @@ private:
         std::shared_ptr<Batch> batch; // null for fire-and-forget cancels
     };
 
+    Result<LockRef> acquire(const engine::ObjectKey &key, LockMode mode, engine::JobTag job,
+                            bool wait);
     void release(const LockPtr &lock) noexcept;
+    void addUser(const LockPtr &lock);
+    // Under m_mutex: takes `lock` off the LRU or the kept list.
+    void unlist(Lock &lock) noexcept;
     // Under m_mutex: takes `lock` out of use and out of the LRU; the caller then cancels it.
     void markCancelling(Lock &lock, CancelReason reason);
     // Under m_mutex: queues LRU victims while the LRU is over its limit.
     void trimLocked(std::size_t limit, CancelReason reason);
     std::size_t limitLocked() const;
-    // Runs the hook and the cancel RPC (no lock held) and forgets the lock.
+    // Runs the hook and the cancel RPC (no lock held) and forgets the lock, or keeps it when
+    // the hook says so.
     CancelOutcome runCancel(const LockPtr &lock);
+    void addOutcome(CancelReport &report, const CancelOutcome &outcome);
     // Cancels `victims` (already marked, `guard` held) on the workers and waits for them.
     CancelReport runBatch(std::unique_lock<std::mutex> &guard, std::vector<LockPtr> victims,
                           Clock::time_point start);
-    // Marks and cancels the unused locks `reason` selects (all, one job's, or the old ones).
+    // Marks and cancels the unused locks `reason` selects (all, one job's, or the old ones) and
+    // the kept locks (one job's for `job`).
     CancelReport cancelUnused(CancelReason reason, engine::JobTag job, Clock::time_point olderThan);
     void workerLoop();
     Clock::time_point now() const;
@@ -256,6 +286,7 @@ private:
     std::unordered_map<engine::ObjectKey, LockPtr, engine::ObjectKeyHash> m_locks;
     std::unordered_map<RemoteHandle, LockPtr> m_byHandle;
     std::list<LockPtr> m_lru;                  // unused locks, oldest first
+    std::list<LockPtr> m_kept;                 // unused locks whose cancel could not write back
     std::deque<RemoteHandle> m_earlyCallbacks; // callbacks that overtook their enqueue reply
     std::size_t m_enqueuing = 0;               // enqueue RPCs in flight
     std::int64_t m_lruSize = 0;

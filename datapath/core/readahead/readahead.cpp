@@ -79,10 +79,12 @@ void ReadaheadMount::release(std::uint64_t pages) noexcept
     }
 }
 
-void ReadaheadMount::onDiscarded(std::uint64_t pages) noexcept
+void ReadaheadMount::onDiscarded(std::uint64_t pages, bool releaseBudget) noexcept
 {
     m_stats.add(ra_read_but_discarded, pages);
-    release(pages);
+    if (releaseBudget) {
+        release(pages);
+    }
     m_pressureEvents.fetch_add(pages, std::memory_order_relaxed);
 }
 
@@ -182,7 +184,8 @@ FileReadahead::Limits FileReadahead::limits(const ReadInfo &read, std::uint64_t 
     limits.pressure = m_pressureCap;
     if (read.cacheRoom != ReadInfo::kRoomUnknown) {
         // unread + new <= (room + unread) / kRoomShare
-        const std::uint64_t unread = m_mount->pagesInUse();
+        const std::uint64_t unread =
+            read.unreadPages != ReadInfo::kRoomUnknown ? read.unreadPages : m_mount->pagesInUse();
         const std::uint64_t share = (read.cacheRoom + unread) / kRoomShare;
         limits.pressure = std::min(limits.pressure, share > unread ? share - unread : 0);
     }

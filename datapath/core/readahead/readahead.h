@@ -77,8 +77,10 @@ public:
     std::uint64_t pagesInUse() const noexcept { return load(m_inUse); }
 
     // Reports from the page cache and the read paths (each also releases the budget it names).
-    // Readahead pages evicted before anyone read them.
-    void onDiscarded(std::uint64_t pages) noexcept;
+    // Readahead pages evicted before anyone read them. `releaseBudget`: false when the caller
+    // already gave the budget back as the pages landed (the client engine does, as Lustre's
+    // ll_ra_count_put on read completion).
+    void onDiscarded(std::uint64_t pages, bool releaseBudget = true) noexcept;
     // Readahead pages the cache could not allocate or insert (grab_cache_page failed).
     void onFailedGrab(std::uint64_t pages) noexcept;
     // Readahead pages dropped because no covering lock was cached.
@@ -132,6 +134,9 @@ struct ReadInfo {
     // Pages the cache can take now without evicting a page nobody has read yet (free pages plus
     // clean pages already read), or kRoomUnknown.
     std::uint64_t cacheRoom = kRoomUnknown;
+    // Readahead not read yet, mount-wide (in flight plus waiting in the cache), or
+    // kRoomUnknown: the mount budget in use stands for it.
+    std::uint64_t unreadPages = kRoomUnknown;
 };
 
 // What to read ahead after one read: a value, no allocation. Walk it with next(): each range is

@@ -60,6 +60,9 @@ struct FlushReport {
     std::uint64_t pagesDropped = 0;
     std::uint64_t bytesWrittenBack = 0;
     std::chrono::microseconds duration{0};
+    // Problems met on the way; the flush still finished. A write-back that failed keeps its
+    // data cached and its lock held, and is tried again later: nothing written is dropped.
+    std::vector<std::string> errors;
 };
 
 class Mount;
@@ -85,7 +88,10 @@ public:
     // Returns once every byte written so far is durable on its target.
     Status fsync();
 
-    Status close(); // writes back, then closes; errors reported; the destructor then does nothing
+    // Writes back, then closes; errors reported; the destructor then does nothing. A stripe
+    // object whose write-back fails stays open on its target with its dirty pages and lock, so
+    // the client tries again later (lock aging, flushJob, a conflicting client) until unmount.
+    Status close();
 
     struct Impl;
     explicit File(std::unique_ptr<Impl> impl);

@@ -45,8 +45,9 @@ Status repeatWorkload(BenchCluster &cluster, const std::function<Status()> &iter
         if (!done) {
             return done.status();
         }
-        return control::FlushReport{done->jobId, done->locksCancelled, done->pagesDropped,
-                                    done->bytesWrittenBack, done->duration};
+        return control::FlushReport{done->jobId,        done->locksCancelled,
+                                    done->pagesDropped, done->bytesWrittenBack,
+                                    done->duration,     std::move(done->errors)};
     };
     auto server = control::ControlServer::start(
         {"bench", cluster.loop().name, control::runDirectory(), &cluster.registry(), flush});
