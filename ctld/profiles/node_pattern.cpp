@@ -20,23 +20,6 @@ Status patternError(std::string_view pattern, std::size_t offset, std::string_vi
     return {Errc::invalid_argument, std::move(message)};
 }
 
-// Index just past the bracket expression opened at `open`, or npos when it is not closed. A ']'
-// right after '[' or '[!' is a member, as in the parameter globs.
-std::size_t bracketEnd(std::string_view pattern, std::size_t open) noexcept
-{
-    std::size_t i = open + 1;
-    if (i < pattern.size() && (pattern[i] == '!' || pattern[i] == '^')) {
-        ++i;
-    }
-    if (i < pattern.size() && pattern[i] == ']') {
-        ++i;
-    }
-    while (i < pattern.size() && pattern[i] != ']') {
-        ++i;
-    }
-    return i < pattern.size() ? i + 1 : std::string_view::npos;
-}
-
 bool isDigit(char c) noexcept
 {
     return c >= '0' && c <= '9';
@@ -84,7 +67,7 @@ Result<NodePattern> NodePattern::compile(std::string_view pattern)
             ++i;
             continue;
         }
-        const std::size_t end = bracketEnd(pattern, i);
+        const std::size_t end = params::bracketEnd(pattern, i);
         if (end == std::string_view::npos) {
             return patternError(pattern, i, "'[' is not closed");
         }

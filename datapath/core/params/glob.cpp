@@ -15,23 +15,6 @@ Status patternError(std::string_view pattern, std::size_t column, std::string_vi
     return {Errc::invalid_argument, std::move(message)};
 }
 
-// Index just past the bracket expression that starts at `open` (pattern[open] == '['), or npos
-// when it is not terminated. A ']' right after '[' or '[!' is a literal member.
-std::size_t bracketEnd(std::string_view pattern, std::size_t open) noexcept
-{
-    std::size_t i = open + 1;
-    if (i < pattern.size() && (pattern[i] == '!' || pattern[i] == '^')) {
-        ++i;
-    }
-    if (i < pattern.size() && pattern[i] == ']') {
-        ++i;
-    }
-    while (i < pattern.size() && pattern[i] != ']') {
-        ++i;
-    }
-    return i < pattern.size() ? i + 1 : std::string_view::npos;
-}
-
 // Does bracket expression pattern[open, end) accept c?
 bool bracketAccepts(std::string_view pattern, std::size_t open, std::size_t end, char c) noexcept
 {
@@ -287,6 +270,21 @@ bool Glob::matchesLeadingComponents(std::string_view name) const noexcept
         }
     }
     return false;
+}
+
+std::size_t bracketEnd(std::string_view pattern, std::size_t open) noexcept
+{
+    std::size_t i = open + 1;
+    if (i < pattern.size() && (pattern[i] == '!' || pattern[i] == '^')) {
+        ++i;
+    }
+    if (i < pattern.size() && pattern[i] == ']') {
+        ++i;
+    }
+    while (i < pattern.size() && pattern[i] != ']') {
+        ++i;
+    }
+    return i < pattern.size() ? i + 1 : std::string_view::npos;
 }
 
 } // namespace lutra::params

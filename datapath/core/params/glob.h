@@ -43,4 +43,8 @@ private:
 // Matches one component (no dots involved) against one component pattern.
 bool matchComponent(std::string_view pattern, std::string_view text) noexcept;
 
+// Index just past the bracket expression that starts at `open` (pattern[open] == '['), or npos
+// when it is not terminated. A ']' right after '[' or '[!' is a literal member.
+std::size_t bracketEnd(std::string_view pattern, std::size_t open) noexcept;
+
 } // namespace lutra::params
