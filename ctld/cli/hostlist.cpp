@@ -1,6 +1,7 @@
 #include "cli/hostlist.h"
 
-#include <algorithm>
+#include "ctld/profiles/node_pattern.h"
+
 #include <charconv>
 
 namespace lutra::ctld {
@@ -112,23 +113,13 @@ Status expandItem(std::string_view hostlist, std::string_view item, std::size_t 
 Result<std::vector<std::string>> expandHostlist(std::string_view hostlist)
 {
     std::vector<std::string> hosts;
-    std::size_t start = 0;
-    int depth = 0;
-    for (std::size_t i = 0; i <= hostlist.size(); ++i) {
-        const char c = i < hostlist.size() ? hostlist[i] : ',';
-        if (c == '[') {
-            ++depth;
-        } else if (c == ']') {
-            depth = std::max(depth - 1, 0); // a stray ']' is reported by expandItem
-        } else if (c == ',' && (depth == 0 || i == hostlist.size())) {
-            const auto item = hostlist.substr(start, i - start);
-            if (item.empty()) {
-                return errorAt(hostlist, start, "empty host name");
-            }
-            if (auto expanded = expandItem(hostlist, item, start, hosts); !expanded) {
-                return expanded;
-            }
-            start = i + 1;
+    // The same splitting as profiles' `match: nodes:` (commas outside brackets).
+    for (const auto &[item, offset] : profiles::splitHostlist(hostlist)) {
+        if (item.empty()) {
+            return errorAt(hostlist, offset, "empty host name");
+        }
+        if (auto expanded = expandItem(hostlist, item, offset, hosts); !expanded) {
+            return expanded;
         }
     }
     return hosts;

@@ -169,8 +169,8 @@ private slots:
         // Every change is in the history, with old, requested and read-back values.
         auto history = lutractl({"history", "--action", "set"});
         QCOMPARE(history.exitCode, 0);
-        QVERIFY2(history.out.contains("bench-b llite.bench.max_read_ahead_mb: 64 -> 96") ||
-                     history.out.contains("llite.bench.max_read_ahead_mb:"),
+        QVERIFY2(history.out.contains("bench-a llite.bench.max_read_ahead_mb: 64 -> 96") &&
+                     history.out.contains("bench-b llite.bench.max_read_ahead_mb: 64 -> 96"),
                  qPrintable(history.out));
         QCOMPARE(history.out.count("local:"),
                  2); // two successful sets; the bad ones changed nothing
