@@ -2,7 +2,7 @@
 // lutractl's commands: each makes its call(s) to one node and renders the answer as lctl-style
 // text and as JSON.
 
-#include "cli/ctl_client.h"
+#include "client/ctl_client.h"
 
 #include <functional>
 #include <nlohmann/json.hpp>

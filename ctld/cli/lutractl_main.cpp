@@ -2,13 +2,12 @@
 // history, jobs and per-job cleanup, on the local node or fanned out over a hostlist.
 
 #include "cli/commands.h"
-#include "cli/hostlist.h"
+#include "client/fan_out.h"
+#include "client/hostlist.h"
 #include "control/run_dir.h"
 
 #include <CLI/CLI.hpp>
-#include <atomic>
 #include <iostream>
-#include <thread>
 
 namespace {
 
@@ -21,29 +20,20 @@ struct NodeOutcome {
 };
 
 // Runs the command on every node, at most `concurrency` at a time, in hostlist order.
-std::vector<NodeOutcome> fanOut(const std::vector<std::string> &nodes, const ClientOptions &options,
-                                const Command &command, std::size_t concurrency)
+std::vector<NodeOutcome> runOnNodes(const std::vector<std::string> &nodes,
+                                    const ClientOptions &options, const Command &command,
+                                    std::size_t concurrency)
 {
     std::vector<NodeOutcome> outcomes(nodes.size());
-    std::atomic<std::size_t> next{0};
-    const auto worker = [&] {
-        for (std::size_t i = next++; i < nodes.size(); i = next++) {
-            outcomes[i].node = nodes[i];
-            auto client = CtlClient::connect(nodes[i], options);
-            if (!client) {
-                outcomes[i].result.error = client.status().message();
-                continue;
-            }
-            outcomes[i].result = command(*client);
+    fanOut(nodes.size(), concurrency, [&](std::size_t i) {
+        outcomes[i].node = nodes[i];
+        auto client = CtlClient::connect(nodes[i], options);
+        if (!client) {
+            outcomes[i].result.error = client.status().message();
+            return;
         }
-    };
-    std::vector<std::thread> threads;
-    for (std::size_t t = 0; t < std::min(concurrency, nodes.size()); ++t) {
-        threads.emplace_back(worker);
-    }
-    for (auto &thread : threads) {
-        thread.join();
-    }
+        outcomes[i].result = command(*client);
+    });
     return outcomes;
 }
 
@@ -302,5 +292,5 @@ int main(int argc, char **argv)
             }
         }
     }
-    return report(fanOut(nodes, options, command, concurrency), json, failSoft);
+    return report(runOnNodes(nodes, options, command, concurrency), json, failSoft);
 }

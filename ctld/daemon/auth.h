@@ -4,6 +4,7 @@
 
 #include <lutra/status.h>
 
+#include "api/metadata.h"
 #include "daemon/config.h"
 
 #include <grpcpp/server_context.h>
@@ -37,9 +38,5 @@ private:
 
 // PERMISSION_DENIED (as a lutra status) when the caller's role is below `needed`.
 Status requireRole(const Caller &caller, Role needed, std::string_view operation);
-
-// Metadata key lutractl sets on the local socket to say which user runs it (informational: the
-// socket's permissions are what admit the caller).
-inline constexpr const char *kLocalUserMetadata = "x-lutra-user";
 
 } // namespace lutra::ctld

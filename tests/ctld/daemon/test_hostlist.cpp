@@ -1,5 +1,5 @@
 // Hostlist expansion for lutractl -H: exact expansions and every error with its column.
-#include "cli/hostlist.h"
+#include "client/hostlist.h"
 
 #include <QTest>
 

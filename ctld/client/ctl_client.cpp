@@ -1,6 +1,6 @@
-#include "cli/ctl_client.h"
+#include "client/ctl_client.h"
 
-#include "daemon/auth.h"
+#include "api/metadata.h"
 
 #include <grpcpp/grpcpp.h>
 #include <pwd.h>

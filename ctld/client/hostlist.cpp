@@ -1,4 +1,4 @@
-#include "cli/hostlist.h"
+#include "client/hostlist.h"
 
 #include "ctld/profiles/node_pattern.h"
 

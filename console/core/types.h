@@ -1,0 +1,154 @@
+#pragma once
+// Plain value types of the console. The net layer converts lutra.ctl.v1 messages into these;
+// nothing past console/net sees protobuf. Field meanings follow ctld/api/proto/.../ctl.proto.
+
+#include <QList>
+#include <QMap>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+namespace lutra::console {
+
+// The caller's role on a node; decides which controls a view enables.
+enum class Role { unknown, viewer, operator_, admin };
+QString roleName(Role role); // "viewer", "operator", "admin", "unknown"
+
+// The state of the console's connection to one node's lutra-ctld.
+enum class ConnectionState { connecting, ready, unreachable };
+QString connectionStateName(ConnectionState state); // "connecting", "ready", "unreachable"
+
+struct NodeInfo {
+    QString node; // the name ctld reports ("node001"), not the address
+    QMap<QString, QString> labels;
+    QString version;
+    qint64 startTimeNs = 0;
+    QString principal; // who this console is to the node
+    Role role = Role::unknown;
+    int instanceCount = 0;
+    QString lastProfile;
+};
+
+struct InstanceInfo {
+    QString id; // "<kind>-<name>": "target-ost0", "bench-job1001"
+    QString kind;
+    QString name;
+    qint64 pid = 0;
+    QString version;
+    qint64 startTimeNs = 0;
+    bool connected = false;
+    qint64 seenSinceNs = 0;
+    int restarts = 0;
+};
+
+enum class ParamType { unspecified, integer, size, boolean, enumeration, duration, string, counters };
+
+struct SpecialValue {
+    QString word; // "clear"
+    QString help;
+};
+
+// Everything an editor needs; ranges come from here, never from the console's own code.
+struct ParamSpec {
+    QString name; // "osc.ost0.max_pages_per_rpc"
+    ParamType type = ParamType::unspecified;
+    QString unit; // "pages", "MiB", "bytes", "s", "ms" or ""
+    qint64 min = 0;
+    qint64 max = 0;
+    QString defaultValue;
+    bool writable = false;
+    QString help;
+    QStringList choices; // enum values
+    QList<SpecialValue> specialValues;
+    QString allowed; // human description of accepted input
+    bool textCommands = false;
+};
+
+struct InstanceSpecs {
+    QString instance;
+    QList<ParamSpec> specs;
+};
+
+struct InstanceValue {
+    QString instance;
+    QString name;
+    QString value;
+};
+
+struct Counter {
+    QString name; // "hits"
+    QString unit;
+    quint64 samples = 0;
+    bool withMinMaxSum = false;
+    qint64 min = 0;
+    qint64 max = 0;
+    qint64 sum = 0;
+};
+
+struct CounterBlock {
+    QString name; // "llite.lutra.read_ahead_stats"
+    qint64 snapshotTimeNs = 0;
+    qint64 startTimeNs = 0; // creation or last clear: a change means the counters restarted
+    QList<Counter> counters;
+};
+
+struct InstanceCounters {
+    QString instance;
+    QList<CounterBlock> blocks;
+    QList<InstanceValue> gauges; // lock_count, lock_unused_count, lru_size, cached_mb ...
+};
+
+// One StreamCounters message: every instance of a node at one moment.
+struct CounterUpdate {
+    qint64 timeNs = 0;
+    QList<InstanceCounters> instances;
+};
+
+// One stored series of GetCounterHistory: 10 s buckets, the last value of each, with the
+// bucket's min and max (gauges move within a bucket; counters only grow).
+struct HistorySeries {
+    QString instance;
+    QString counter; // "<block>.<counter>" or a gauge's parameter name
+    QList<qint64> timeNs;
+    QList<qint64> value;
+    QList<qint64> min;
+    QList<qint64> max;
+};
+
+// Outcome of one parameter of a set (old / requested / read-back, clamped, error).
+struct SetEntry {
+    QString name;
+    QString oldValue;
+    QString requested;
+    QString readBack;
+    bool special = false;
+    bool clamped = false;
+    bool rolledBack = false;
+    QString error; // empty when applied
+};
+
+struct InstanceSetOutcome {
+    QString instance;
+    bool applied = false;
+    QStringList errors;
+    QList<SetEntry> entries;
+};
+
+// SetParams on one node: applied everywhere or nowhere.
+struct SetOutcome {
+    bool applied = false;
+    bool dryRun = false;
+    quint64 historyId = 0;
+    QList<InstanceSetOutcome> instances;
+    QStringList errors; // node-level: patterns that matched nothing, restores
+};
+
+struct Assignment {
+    QString pattern; // name or lctl glob
+    QString value;   // as the admin wrote it: "16M", "on", "clear"
+};
+
+} // namespace lutra::console
+
+Q_DECLARE_METATYPE(lutra::console::NodeInfo)
+Q_DECLARE_METATYPE(lutra::console::CounterUpdate)
