@@ -1,0 +1,51 @@
+#pragma once
+// The cluster file: which ctlds the console connects to, grouped, with the credentials to use.
+//
+//   name: demo                      # optional, shown in the title bar
+//   token_file: /etc/lutra/console.token   # defaults for every group
+//   tls: {ca: ca.crt, cert: console.crt, key: console.key}
+//   groups:
+//     - name: oss
+//       hosts: oss[01-02]:7370       # Slurm hostlist; the port defaults to 7370
+//     - name: compute
+//       hosts: node[001-128]
+//       token_file: compute.token    # overrides the default for this group
+//
+// Relative paths are relative to the file. Every error says file:line:col.
+
+#include "net/endpoint.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace lutra::console {
+
+struct ClusterNode {
+    QString group;
+    Endpoint endpoint;
+};
+
+struct ClusterFile {
+    QString name;
+    QString path; // where it was read from ("" for -H)
+    QList<ClusterNode> nodes; // in file order, each address once
+    QStringList groups;
+
+    static constexpr int kDefaultPort = 7370;
+
+    // All errors of the document, each "file:line:col: message"; `nodes` is empty on error.
+    struct Parsed;
+    static Parsed parse(const QString &text, const QString &path);
+    static Parsed load(const QString &path);
+    // A quick look without a file: `-H node[01-04]:7370` with the given credentials.
+    static Parsed fromHostlist(const QString &hostlist, const Endpoint &credentials);
+};
+
+struct ClusterFile::Parsed {
+    ClusterFile file;
+    QStringList errors;
+    bool ok() const { return errors.isEmpty(); }
+};
+
+} // namespace lutra::console

@@ -1,0 +1,294 @@
+#include "app/readahead_view.h"
+
+#include "app/chart_grid.h"
+#include "app/cluster_controller.h"
+#include "app/node_picker.h"
+#include "core/aggregate.h"
+#include "core/decimate.h"
+#include "models/ranking_model.h"
+#include "widgets/heat_map.h"
+#include "widgets/time_chart.h"
+
+#include <QComboBox>
+#include <QDateTime>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace lutra::console {
+
+namespace {
+
+const QString kStatsSuffix = QStringLiteral(".read_ahead_stats.");
+const QStringList kDefaultCounters{"hits", "misses", "read_but_discarded"};
+// Time buckets of the heat map and the band: their cost stays the same whatever the window.
+constexpr int kBuckets = 120;
+
+QList<TimeChart::Marker> markersOf(const QList<NodeEvent> &events)
+{
+    QList<TimeChart::Marker> markers;
+    for (const auto &event : events) {
+        markers << TimeChart::Marker{event.timeMs, event.label};
+    }
+    return markers;
+}
+
+} // namespace
+
+ReadaheadView::ReadaheadView(ClusterController &cluster, QWidget *parent)
+    : QWidget(parent), m_cluster(cluster), m_scope(new QComboBox(this)),
+      m_window(new QComboBox(this)), m_picker(new NodePicker(cluster, this)),
+      m_counters(new QListWidget(this)), m_stack(new QStackedWidget(this)),
+      m_nodeCharts(new ChartGrid(2)),
+      m_band(new TimeChart(tr("Readahead hit ratio across nodes (min / median / max)"),
+                           tr("hit ratio"))),
+      m_heatMap(new HeatMap), m_ranking(new RankingModel(this)), m_worst(new QTableView)
+{
+    m_scope->setObjectName("readahead.scope");
+    m_scope->addItem(tr("One node"));
+    m_scope->addItem(tr("Cluster"));
+    m_window->setObjectName("readahead.window");
+    for (const int minutes : {5, 15, 60}) {
+        m_window->addItem(minutes < 60 ? tr("last %1 min").arg(minutes) : tr("last hour"),
+                          minutes);
+    }
+    m_window->setCurrentIndex(1);
+    m_picker->setObjectName("readahead.picker");
+    m_counters->setObjectName("readahead.counters");
+    m_counters->setMaximumWidth(240);
+    m_counters->setToolTip(tr("read_ahead_stats counters drawn as rates (pages/s)"));
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Show:"), this));
+    top->addWidget(m_scope);
+    top->addWidget(m_picker);
+    top->addWidget(m_window);
+    top->addStretch(1);
+
+    // Node scope: counter choices at the left, the charts of every instance at the right.
+    auto *nodePage = new QWidget;
+    auto *nodeLayout = new QHBoxLayout(nodePage);
+    nodeLayout->setContentsMargins(0, 0, 0, 0);
+    auto *scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setWidget(m_nodeCharts);
+    nodeLayout->addWidget(m_counters);
+    nodeLayout->addWidget(scroll, 1);
+
+    // Cluster scope: the band and the worst nodes on top, the heat map below.
+    auto *clusterPage = new QSplitter(Qt::Vertical);
+    auto *upper = new QSplitter(Qt::Horizontal);
+    m_band->setObjectName("readahead.band");
+    m_band->setYRange(0, 1);
+    m_worst->setObjectName("readahead.worst");
+    m_worst->setModel(m_ranking);
+    m_worst->verticalHeader()->hide();
+    m_worst->horizontalHeader()->setStretchLastSection(true);
+    m_worst->setSelectionBehavior(QAbstractItemView::SelectRows);
+    auto *worstBox = new QWidget;
+    auto *worstLayout = new QVBoxLayout(worstBox);
+    worstLayout->setContentsMargins(0, 0, 0, 0);
+    worstLayout->addWidget(new QLabel(tr("Worst hit ratio now")));
+    worstLayout->addWidget(m_worst);
+    upper->addWidget(m_band);
+    upper->addWidget(worstBox);
+    upper->setStretchFactor(0, 3);
+    m_heatMap->setObjectName("readahead.heatmap");
+    m_heatMap->setToolTip(tr("Hit ratio per node over time; double-click a node to open it"));
+    clusterPage->addWidget(upper);
+    clusterPage->addWidget(m_heatMap);
+
+    m_stack->addWidget(nodePage);
+    m_stack->addWidget(clusterPage);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(m_stack, 1);
+
+    connect(m_scope, &QComboBox::currentIndexChanged, this, [this](int index) {
+        m_stack->setCurrentIndex(index);
+        m_picker->setVisible(index == 0);
+        refresh();
+    });
+    connect(m_window, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+    connect(m_picker, &NodePicker::addressChanged, this, [this] {
+        m_nodeCharts->retain({});
+        refresh();
+    });
+    connect(m_counters, &QListWidget::itemChanged, this, [this] { refresh(); });
+    connect(m_heatMap, &HeatMap::rowActivated, this, [this](const QString &label) {
+        for (const auto &address : m_cluster.addresses()) {
+            if (m_cluster.nodeName(address) == label) {
+                m_picker->setCurrentAddress(address);
+                setScope(Scope::node);
+                return;
+            }
+        }
+    });
+}
+
+void ReadaheadView::setScope(Scope scope)
+{
+    m_scope->setCurrentIndex(scope == Scope::node ? 0 : 1);
+}
+
+ReadaheadView::Scope ReadaheadView::scope() const
+{
+    return m_scope->currentIndex() == 0 ? Scope::node : Scope::cluster;
+}
+
+void ReadaheadView::setWindowMinutes(int minutes)
+{
+    const int index = m_window->findData(minutes);
+    if (index >= 0) {
+        m_window->setCurrentIndex(index);
+    }
+}
+
+qint64 ReadaheadView::windowMs() const
+{
+    return qint64(m_window->currentData().toInt()) * 60'000;
+}
+
+QStringList ReadaheadView::chosenCounters() const
+{
+    QStringList chosen;
+    for (int i = 0; i < m_counters->count(); ++i) {
+        if (m_counters->item(i)->checkState() == Qt::Checked) {
+            chosen << m_counters->item(i)->text();
+        }
+    }
+    return chosen;
+}
+
+void ReadaheadView::updateCounterChoices(const QStringList &names)
+{
+    QSignalBlocker block(m_counters);
+    for (const auto &name : names) {
+        if (m_counters->findItems(name, Qt::MatchExactly).isEmpty()) {
+            auto *item = new QListWidgetItem(name, m_counters);
+            item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+            item->setCheckState(kDefaultCounters.contains(name) ? Qt::Checked : Qt::Unchecked);
+        }
+    }
+}
+
+void ReadaheadView::refresh()
+{
+    if (!isVisible()) {
+        return; // hidden views do not draw
+    }
+    const qint64 toMs = QDateTime::currentMSecsSinceEpoch();
+    const qint64 fromMs = toMs - windowMs();
+    if (scope() == Scope::node) {
+        refreshNode(fromMs, toMs);
+    } else {
+        refreshCluster(fromMs, toMs);
+    }
+}
+
+void ReadaheadView::refreshNode(qint64 fromMs, qint64 toMs)
+{
+    const auto *series = m_cluster.series(m_picker->currentAddress());
+    if (series == nullptr) {
+        m_nodeCharts->retain({});
+        return;
+    }
+    const auto markers = markersOf(m_cluster.events(m_picker->currentAddress()));
+    QStringList keep;
+    QStringList counterNames;
+    for (const auto &instance : series->instances()) {
+        const auto keys = series->keys(instance);
+        QStringList blocks;
+        for (const auto &key : keys) {
+            const int at = key.indexOf(kStatsSuffix);
+            if (at < 0) {
+                continue;
+            }
+            const auto block = key.left(at + kStatsSuffix.size() - 1);
+            const auto counter = key.mid(at + kStatsSuffix.size());
+            if (!blocks.contains(block)) {
+                blocks << block;
+            }
+            if (counter != QLatin1String("hit_ratio") && !counterNames.contains(counter)) {
+                counterNames << counter;
+            }
+        }
+        if (blocks.isEmpty()) {
+            continue; // a target: no client cache, no readahead
+        }
+        const auto ratioKey = instance + "/ratio";
+        const auto ratesKey = instance + "/rates";
+        keep << ratioKey << ratesKey;
+        auto *ratio = m_nodeCharts->chart(ratioKey, tr("%1: readahead hit ratio").arg(instance),
+                                          tr("hit ratio"));
+        ratio->setYRange(0, 1);
+        auto *rates = m_nodeCharts->chart(
+            ratesKey, tr("%1: read_ahead_stats (pages/s)").arg(instance), tr("pages/s"));
+        rates->setAutoY(true);
+        rates->setLegendVisible(true);
+        const auto chosen = chosenCounters();
+        for (const auto &block : blocks) {
+            const auto fs = block.section('.', 1, -2); // llite.<fs>.read_ahead_stats
+            const auto label = blocks.size() > 1 ? fs + " " : QString();
+            ratio->setSeries(label + tr("hit ratio"),
+                             series->points(instance, block + ".hit_ratio", fromMs));
+            for (const auto &counter : counterNames) {
+                const auto name = label + counter;
+                if (chosen.contains(counter)) {
+                    rates->setSeries(name,
+                                     series->points(instance, block + "." + counter, fromMs));
+                } else {
+                    rates->removeSeries(name);
+                }
+            }
+        }
+        for (auto *chart : {ratio, rates}) {
+            chart->setMarkers(markers);
+            chart->setTimeWindow(fromMs, toMs);
+            chart->refresh();
+        }
+    }
+    updateCounterChoices(counterNames);
+    m_nodeCharts->retain(keep);
+}
+
+void ReadaheadView::refreshCluster(qint64 fromMs, qint64 toMs)
+{
+    const auto addresses = m_cluster.addresses();
+    QList<QList<QPointF>> ratios;
+    QList<QList<double>> heat;
+    QStringList names;
+    QList<double> latest;
+    QList<double> misses;
+    ratios.reserve(addresses.size());
+    for (const auto &address : addresses) {
+        const auto *series = m_cluster.series(address);
+        names << m_cluster.nodeName(address);
+        auto points = series->nodeHitRatio(fromMs);
+        heat << bucketMeans(points, double(fromMs), double(toMs), kBuckets);
+        ratios << std::move(points);
+        const bool unreachable =
+            m_cluster.connection(address)->state() == ConnectionState::unreachable;
+        latest << (unreachable ? qQNaN() : series->latestNodeHitRatio());
+        misses << series->latestNodeMissesPerSecond();
+    }
+    m_band->setBand(tr("hit ratio"), spreadOverTime(ratios, double(fromMs), double(toMs),
+                                                    kBuckets));
+    m_band->setTimeWindow(fromMs, toMs);
+    m_band->refresh();
+    m_heatMap->setData(names, heat, fromMs, toMs);
+
+    QList<RankingEntry> worst;
+    for (const int index : lowestN(latest, kWorstNodes)) {
+        worst << RankingEntry{names.at(index), latest.at(index), misses.at(index)};
+    }
+    m_ranking->setEntries(worst);
+}
+
+} // namespace lutra::console

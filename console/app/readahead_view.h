@@ -1,0 +1,63 @@
+#pragma once
+// Readahead: read_ahead_stats as rates and the hit ratio over time. For a node, charts per
+// instance; for the cluster, the min/median/max band of the nodes' hit ratio, the worst nodes,
+// and a node × time heat map. Charts start from the stored history (the last hour) and go on live.
+
+#include <QWidget>
+
+class QComboBox;
+class QListWidget;
+class QStackedWidget;
+class QTableView;
+
+namespace lutra::console {
+
+class ChartGrid;
+class ClusterController;
+class HeatMap;
+class NodePicker;
+class RankingModel;
+class TimeChart;
+
+class ReadaheadView : public QWidget {
+    Q_OBJECT
+public:
+    enum class Scope { node, cluster };
+
+    explicit ReadaheadView(ClusterController &cluster, QWidget *parent = nullptr);
+
+    void setScope(Scope scope);
+    Scope scope() const;
+    NodePicker *picker() const { return m_picker; }
+    void setWindowMinutes(int minutes);
+    qint64 windowMs() const;
+    // Counter names (leaves of read_ahead_stats) drawn as rates in the node charts.
+    QStringList chosenCounters() const;
+    void refresh();
+
+    ChartGrid *nodeCharts() const { return m_nodeCharts; }
+    TimeChart *bandChart() const { return m_band; }
+    HeatMap *heatMap() const { return m_heatMap; }
+    RankingModel *ranking() const { return m_ranking; }
+
+    static constexpr int kWorstNodes = 10;
+
+private:
+    void refreshNode(qint64 fromMs, qint64 toMs);
+    void refreshCluster(qint64 fromMs, qint64 toMs);
+    void updateCounterChoices(const QStringList &names);
+
+    ClusterController &m_cluster;
+    QComboBox *m_scope;
+    QComboBox *m_window;
+    NodePicker *m_picker;
+    QListWidget *m_counters;
+    QStackedWidget *m_stack;
+    ChartGrid *m_nodeCharts;
+    TimeChart *m_band;
+    HeatMap *m_heatMap;
+    RankingModel *m_ranking;
+    QTableView *m_worst;
+};
+
+} // namespace lutra::console

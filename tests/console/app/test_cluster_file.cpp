@@ -1,0 +1,114 @@
+// The cluster file: groups of hostlists with credentials; every error at file:line:col.
+
+#include "app/cluster_file.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace lutra::console;
+
+class TestClusterFile : public QObject {
+    Q_OBJECT
+
+private slots:
+    void groupsExpandWithDefaultsAndOverrides()
+    {
+        const auto parsed = ClusterFile::parse("name: demo\n"
+                                               "token_file: admin.token\n"
+                                               "groups:\n"
+                                               "  - name: oss\n"
+                                               "    hosts: oss[01-02]\n"
+                                               "  - name: compute\n"
+                                               "    hosts: node[008-010]:7400\n"
+                                               "    token_file: /etc/lutra/compute.token\n"
+                                               "    tls: {ca: ca.crt}\n",
+                                               "/srv/lutra/cluster.yaml");
+        QVERIFY2(parsed.ok(), qPrintable(parsed.errors.join('\n')));
+        const auto &file = parsed.file;
+        QCOMPARE(file.name, QString("demo"));
+        QCOMPARE(file.groups, QStringList({"oss", "compute"}));
+        QStringList addresses;
+        for (const auto &node : file.nodes) {
+            addresses << node.group + " " + node.endpoint.address;
+        }
+        QCOMPARE(addresses, QStringList({"oss oss01:7370", "oss oss02:7370",
+                                         "compute node008:7400", "compute node009:7400",
+                                         "compute node010:7400"}));
+        // Relative paths are relative to the file; a group's own settings win.
+        QCOMPARE(file.nodes.first().endpoint.tokenFile, QString("/srv/lutra/admin.token"));
+        QCOMPARE(file.nodes.first().endpoint.tlsCa, QString());
+        QCOMPARE(file.nodes.last().endpoint.tokenFile, QString("/etc/lutra/compute.token"));
+        QCOMPARE(file.nodes.last().endpoint.tlsCa, QString("/srv/lutra/ca.crt"));
+    }
+
+    void errorsSayFileLineAndColumn_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("unknown top key") << "groups: [{hosts: n1}]\nnodes: n[1-2]\n"
+                                         << "c.yaml:2:1: unknown key 'nodes' (known: name, "
+                                            "token_file, tls, groups)";
+        QTest::newRow("bad hostlist") << "groups:\n  - name: a\n    hosts: node[3-1]\n"
+                                      << "c.yaml:3:12: ";
+        QTest::newRow("group without hosts") << "groups:\n  - name: a\n"
+                                             << "c.yaml:2:5: a group needs 'hosts'";
+        QTest::newRow("duplicate host") << "groups:\n  - hosts: n1\n  - hosts: n[1-2]\n"
+                                        << "c.yaml:3:12: n1:7370 is listed twice";
+        QTest::newRow("tls key without cert")
+            << "groups:\n  - hosts: n1\n    tls: {ca: a, key: k}\n"
+            << "c.yaml:3:10: 'tls' needs both cert and key";
+        QTest::newRow("unknown tls key") << "tls: {ca: a, pem: b}\ngroups: [{hosts: n1}]\n"
+                                         << "c.yaml:1:14: unknown key 'tls.pem'";
+        QTest::newRow("groups not a list") << "groups: n1\n"
+                                           << "c.yaml:1:9: 'groups' must be a list";
+        QTest::newRow("no groups") << "name: x\n" << "c.yaml:1:1: no 'groups'";
+        QTest::newRow("syntax") << "groups: [\n" << "c.yaml:2:1: ";
+        QTest::newRow("not a map") << "- a\n- b\n" << "c.yaml:1:1: a cluster file is a map";
+    }
+
+    void errorsSayFileLineAndColumn()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, error);
+        const auto parsed = ClusterFile::parse(text, "c.yaml");
+        QVERIFY(!parsed.ok());
+        QVERIFY(parsed.file.nodes.isEmpty());
+        QVERIFY2(parsed.errors.first().startsWith(error), qPrintable(parsed.errors.join('\n')));
+    }
+
+    void everyErrorIsReportedAtOnce()
+    {
+        const auto parsed = ClusterFile::parse("colour: blue\ngroups:\n  - hosts: n[2-1]\n"
+                                               "  - name: b\n",
+                                               "c.yaml");
+        QCOMPARE(parsed.errors.size(), 3);
+    }
+
+    void loadNamesAMissingFile()
+    {
+        QTemporaryDir dir;
+        const auto path = dir.filePath("missing.yaml");
+        const auto parsed = ClusterFile::load(path);
+        QVERIFY(!parsed.ok());
+        QVERIFY2(parsed.errors.first().startsWith(path + ": cannot read"),
+                 qPrintable(parsed.errors.first()));
+    }
+
+    void hostlistForAQuickLook()
+    {
+        Endpoint credentials;
+        credentials.tokenFile = "/t";
+        const auto parsed = ClusterFile::fromHostlist("node[1-3],login:7000", credentials);
+        QVERIFY(parsed.ok());
+        QCOMPARE(parsed.file.nodes.size(), 4);
+        QCOMPARE(parsed.file.nodes.at(2).endpoint.address, QString("node3:7370"));
+        QCOMPARE(parsed.file.nodes.at(3).endpoint.address, QString("login:7000"));
+        QCOMPARE(parsed.file.nodes.at(3).endpoint.tokenFile, QString("/t"));
+        const auto bad = ClusterFile::fromHostlist("node[1-", credentials);
+        QVERIFY(!bad.ok());
+        QVERIFY2(bad.errors.first().startsWith("-H node[1-: "), qPrintable(bad.errors.first()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestClusterFile)
+#include "test_cluster_file.moc"

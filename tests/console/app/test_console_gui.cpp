@@ -1,0 +1,463 @@
+// The whole console, offscreen, against real lutra-ctld processes each with a lutra-bench --loop
+// workload: every view driven with QTest, what it shows asserted, and saved as a screenshot PNG
+// into $LUTRA_SCREENSHOT_DIR (default: screenshots/ next to the test binary).
+
+#include "../../ctld/daemon/ctld_fixture.h"
+#include "app/cluster_controller.h"
+#include "app/cluster_view.h"
+#include "app/lock_lru_view.h"
+#include "app/main_window.h"
+#include "app/node_view.h"
+#include "app/operations_dock.h"
+#include "app/readahead_view.h"
+#include "app/tunables_view.h"
+#include "app/chart_grid.h"
+#include "models/cluster_model.h"
+#include "models/counter_blocks_model.h"
+#include "models/operations_model.h"
+#include "models/ranking_model.h"
+#include "models/set_result_model.h"
+#include "models/value_matrix_model.h"
+#include "widgets/heat_map.h"
+#include "widgets/param_editor.h"
+#include "widgets/time_chart.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTcpServer>
+#include <QTreeView>
+
+#include <csignal>
+
+using namespace lutra::console;
+using lutra::test::BenchProcess;
+using lutra::test::CtldProcess;
+
+namespace {
+
+int freePort()
+{
+    QTcpServer server;
+    server.listen(QHostAddress::LocalHost, 0);
+    return server.serverPort();
+}
+
+QString screenshotDir()
+{
+    QString dir = qEnvironmentVariable("LUTRA_SCREENSHOT_DIR");
+    if (dir.isEmpty()) {
+        dir = QDir(QCoreApplication::applicationDirPath()).filePath("screenshots");
+    }
+    QDir().mkpath(dir);
+    return dir;
+}
+
+// Saves the window and checks the picture is not blank (more than a handful of colours).
+void screenshot(QWidget &widget, const QString &name)
+{
+    QApplication::processEvents();
+    const QImage image = widget.grab().toImage();
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height() && colours.size() < 16; y += 7) {
+        for (int x = 0; x < image.width() && colours.size() < 16; x += 7) {
+            colours.insert(image.pixel(x, y));
+        }
+    }
+    QVERIFY2(colours.size() >= 16, qPrintable(name + " looks blank"));
+    const auto path = QDir(screenshotDir()).filePath("console-" + name + ".png");
+    QVERIFY2(image.save(path), qPrintable("cannot write " + path));
+}
+
+QString cell(const QAbstractItemModel &model, int row, int column)
+{
+    return model.index(row, column).data().toString();
+}
+
+} // namespace
+
+class TestConsoleGui : public QObject {
+    Q_OBJECT
+
+private:
+    struct Node {
+        QString name;
+        QString runDir;
+        int port = 0;
+        std::unique_ptr<BenchProcess> bench;
+        std::unique_ptr<CtldProcess> ctld;
+    };
+
+    QString configFor(const Node &node) const
+    {
+        return QString("node: %1\n"
+                       "labels: {role: compute, rack: r%2}\n"
+                       "listen: 127.0.0.1:%3\n"
+                       "metrics_listen: ''\n"
+                       "run_dir: %4\n"
+                       "db: %4/../ctld.db\n"
+                       "sample_interval: 1s\n"
+                       "poll_interval: 500ms\n"
+                       "auth:\n"
+                       "  tokens:\n"
+                       "    - {name: ada, token_file: %5/admin.token, role: admin}\n"
+                       "    - {name: vera, token_file: %5/viewer.token, role: viewer}\n")
+            .arg(node.name)
+            .arg(node.port % 3)
+            .arg(node.port)
+            .arg(node.runDir, m_dir.path());
+    }
+
+    bool startCtld(Node &node)
+    {
+        node.ctld = std::make_unique<CtldProcess>(node.runDir, configFor(node));
+        return node.ctld->waitReady();
+    }
+
+    QString clusterFile(const QString &token) const
+    {
+        QString hosts;
+        for (const auto &node : m_nodes) {
+            hosts += (hosts.isEmpty() ? "" : ",") + QString("127.0.0.1:%1").arg(node->port);
+        }
+        const auto path = m_dir.filePath(token + "-cluster.yaml");
+        QFile file(path);
+        file.open(QIODevice::WriteOnly);
+        file.write(QString("name: gui-test\n"
+                           "token_file: %1.token\n"
+                           "groups:\n"
+                           "  - name: compute\n"
+                           "    hosts: %2\n")
+                       .arg(token, hosts)
+                       .toUtf8());
+        return path;
+    }
+
+    bool waitAllReady(ClusterController &cluster, int timeoutMs = 60000)
+    {
+        QElapsedTimer timer;
+        timer.start();
+        while (timer.elapsed() < timeoutMs) {
+            int ready = 0;
+            for (const auto &address : cluster.addresses()) {
+                const auto *connection = cluster.connection(address);
+                ready += connection->state() == ConnectionState::ready &&
+                         cluster.latestCounters(address) != nullptr &&
+                         !connection->instances().isEmpty();
+            }
+            if (ready == cluster.addresses().size()) {
+                return true;
+            }
+            QTest::qWait(100);
+        }
+        return false;
+    }
+
+    QTemporaryDir m_dir;
+    std::vector<std::unique_ptr<Node>> m_nodes;
+    std::unique_ptr<ClusterController> m_cluster;
+    std::unique_ptr<MainWindow> m_window;
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        for (const auto &[token, secret] : {std::pair{"admin", "admin-secret-0123456789ab"},
+                                            std::pair{"viewer", "viewer-secret-0123456789"}}) {
+            QFile file(m_dir.filePath(QString(token) + ".token"));
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(QByteArray(secret) + "\n");
+            file.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+        }
+        for (int i = 1; i <= 2; ++i) {
+            auto node = std::make_unique<Node>();
+            node->name = QString("node%1").arg(i, 3, 10, QChar('0'));
+            node->runDir = m_dir.filePath(node->name + "/run");
+            QDir().mkpath(node->runDir);
+            node->port = freePort();
+            node->bench = std::make_unique<BenchProcess>(node->runDir, "job" + node->name,
+                                                         QString("10%1").arg(i));
+            QVERIFY(node->bench->waitReady());
+            QVERIFY2(startCtld(*node), qPrintable(node->ctld->log()));
+            m_nodes.push_back(std::move(node));
+        }
+        m_cluster = std::make_unique<ClusterController>();
+        m_window = std::make_unique<MainWindow>(*m_cluster);
+        m_window->resize(1400, 900);
+        m_window->show();
+        const auto parsed = ClusterFile::load(clusterFile("admin"));
+        QVERIFY2(parsed.ok(), qPrintable(parsed.errors.join('\n')));
+        m_window->openCluster(parsed.file);
+        QVERIFY(waitAllReady(*m_cluster));
+    }
+
+    void cleanupTestCase()
+    {
+        m_window.reset();
+        m_cluster.reset();
+        m_nodes.clear();
+    }
+
+    void clusterViewShowsEveryNode()
+    {
+        m_window->showTab(MainWindow::clusterTab);
+        auto *table = m_window->findChild<QTableView *>("cluster.table");
+        QVERIFY(table);
+        const auto &model = *table->model();
+        QCOMPARE(model.rowCount(), 2);
+        // A few updates in, every node has a hit ratio and lock counts.
+        QTRY_VERIFY_WITH_TIMEOUT(cell(model, 0, ClusterModel::HitRatio).endsWith('%') &&
+                                     cell(model, 1, ClusterModel::HitRatio).endsWith('%'),
+                                 30000);
+        m_window->frame();
+        for (int row = 0; row < 2; ++row) {
+            QCOMPARE(cell(model, row, ClusterModel::Node), m_nodes[row]->name);
+            QCOMPARE(cell(model, row, ClusterModel::State), QString("ready"));
+            QCOMPARE(cell(model, row, ClusterModel::You), QString("ada (admin)"));
+            QVERIFY(cell(model, row, ClusterModel::Labels).contains("role=compute"));
+            QVERIFY(cell(model, row, ClusterModel::Instances).toInt() >= 1);
+            QVERIFY2(cell(model, row, ClusterModel::Locks).contains(" / "),
+                     qPrintable(cell(model, row, ClusterModel::Locks)));
+        }
+        // The label filter narrows the table.
+        auto *filter = m_window->findChild<QLineEdit *>("cluster.filter");
+        QTest::keyClicks(filter, m_nodes[1]->name);
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(cell(model, 0, ClusterModel::Node), m_nodes[1]->name);
+        filter->clear();
+        QCOMPARE(model.rowCount(), 2);
+        screenshot(*m_window, "cluster");
+    }
+
+    void nodeViewShowsInstancesAndLiveCounters()
+    {
+        m_window->nodeView()->showNode(m_cluster->addresses().first());
+        m_window->showTab(MainWindow::nodeTab);
+        auto *instances = m_window->findChild<QTableView *>("node.instances");
+        QTRY_VERIFY(instances->model()->rowCount() >= 1);
+        QVERIFY(cell(*instances->model(), 0, 0).startsWith("bench-"));
+        auto *counters = m_window->findChild<QTreeView *>("node.counters");
+        const auto &model = *counters->model();
+        QTRY_VERIFY_WITH_TIMEOUT(model.rowCount() >= 1, 10000);
+        // instance → blocks → counters: the read_ahead_stats block has Lustre's 18 counters.
+        bool found = false;
+        const auto instance = model.index(0, 0);
+        for (int b = 0; b < model.rowCount(instance); ++b) {
+            const auto block = model.index(b, 0, instance);
+            if (block.data().toString().endsWith("read_ahead_stats")) {
+                found = true;
+                QCOMPARE(model.rowCount(block), 18);
+                QCOMPARE(model.index(0, 0, block).data().toString(), QString("hits"));
+            }
+        }
+        QVERIFY(found);
+        // Rates arrive with the second update the view sees.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                m_window->frame();
+                for (int b = 0; b < model.rowCount(instance); ++b) {
+                    const auto block = model.index(b, 0, instance);
+                    if (block.data().toString().endsWith("read_ahead_stats")) {
+                        return model.index(0, 2, block).data().toString().endsWith("/s");
+                    }
+                }
+                return false;
+            }(),
+            10000);
+        screenshot(*m_window, "node");
+    }
+
+    void readaheadChartsPerInstanceAndAcrossTheCluster()
+    {
+        auto *view = m_window->readaheadView();
+        m_window->showTab(MainWindow::readaheadTab);
+        view->setScope(ReadaheadView::Scope::node);
+        view->picker()->setCurrentAddress(m_cluster->addresses().first());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                m_window->frame();
+                return view->nodeCharts()->charts().size() == 2;
+            }(),
+            10000);
+        auto *ratio = view->nodeCharts()->charts().first();
+        QVERIFY(ratio->seriesNames().contains("hit ratio"));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                m_window->frame();
+                return ratio->drawnPointCount("hit ratio") >= 3;
+            }(),
+            20000);
+        // The rates chart draws the chosen counters, named from the data.
+        auto *rates = view->nodeCharts()->charts().last();
+        QCOMPARE(view->chosenCounters(), QStringList({"hits", "misses", "read_but_discarded"}));
+        QVERIFY(rates->seriesNames().contains("misses"));
+        screenshot(*m_window, "readahead-node");
+
+        view->setScope(ReadaheadView::Scope::cluster);
+        m_window->frame();
+        QCOMPARE(view->heatMap()->rowCount(), 2);
+        QCOMPARE(view->ranking()->rowCount(), 2);
+        QVERIFY(view->bandChart()->seriesNames().size() >= 1);
+        screenshot(*m_window, "readahead-cluster");
+    }
+
+    void lockLruClearIsDryRunConfirmedAppliedAndMarked()
+    {
+        auto *view = m_window->lockLruView();
+        m_window->showTab(MainWindow::lockLruTab);
+        const auto address = m_cluster->addresses().first();
+        view->picker()->setCurrentAddress(address);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                m_window->frame();
+                return !view->charts()->charts().isEmpty();
+            }(),
+            10000);
+        QString asked;
+        view->setConfirm([&](const QString &, const QString &text) {
+            asked = text;
+            return true;
+        });
+        QSignalSpy finished(view, &LockLruView::clearFinished);
+        auto *clear = m_window->findChild<QPushButton *>("lru.clear");
+        QVERIFY(clear->isEnabled());
+        QTest::mouseClick(clear, Qt::LeftButton);
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished.first().first().toBool(), true);
+        QVERIFY2(asked.contains("Cancel every unused lock") && asked.contains("on 1 node(s)"),
+                 qPrintable(asked));
+        QVERIFY(view->results()->rowCount() >= 1);
+        QCOMPARE(view->results()->errorCount(), 0);
+        QCOMPARE(m_cluster->events(address).size(), 1);
+        QCOMPARE(m_cluster->events(address).first().label, QString("clear"));
+        // The dock lists the dry run and the clear, each with its node.
+        const auto &operations = m_cluster->operationsModel();
+        QVERIFY(operations.rowCount() >= 2);
+        const auto last = operations.index(operations.rowCount() - 1, 0);
+        QCOMPARE(last.data().toString(), QString("lru_size=clear"));
+        QCOMPARE(operations.rowCount(last), 1);
+        m_window->frame();
+        screenshot(*m_window, "lock-lru");
+    }
+
+    void tunablesDryRunThenApplyOnEveryNode()
+    {
+        auto *view = m_window->tunablesView();
+        m_window->showTab(MainWindow::tunablesTab);
+        const QString param = "osc.ost0.max_rpcs_in_flight";
+        QTRY_VERIFY_WITH_TIMEOUT(view->selectParameter(param), 10000);
+        auto *matrix = view->matrix();
+        QTRY_COMPARE_WITH_TIMEOUT(matrix->rowCount(), 2, 10000);
+        QVERIFY(view->editor() != nullptr);
+        auto *dryRun = m_window->findChild<QPushButton *>("tunables.dryRun");
+        auto *apply = m_window->findChild<QPushButton *>("tunables.apply");
+
+        // A value out of range: the registry's own message, before anything is sent.
+        auto *edit = view->editor()->findChild<QLineEdit *>();
+        QVERIFY(edit);
+        edit->selectAll();
+        QTest::keyClicks(edit, "99999");
+        QVERIFY(!view->editor()->check().ok);
+        QVERIFY(!dryRun->isEnabled());
+        QVERIFY(!apply->isEnabled());
+
+        edit->selectAll();
+        QTest::keyClicks(edit, "12");
+        QVERIFY(dryRun->isEnabled());
+        QVERIFY(!apply->isEnabled()); // only after a dry run of this value
+        QSignalSpy dry(view, &TunablesView::dryRunFinished);
+        QTest::mouseClick(dryRun, Qt::LeftButton);
+        QVERIFY(dry.wait(30000));
+        QCOMPARE(dry.first().first().toBool(), true);
+        QVERIFY(apply->isEnabled());
+        QCOMPARE(view->results()->nodes().size(), 2);
+        screenshot(*m_window, "tunables-dry-run");
+
+        QSignalSpy applied(view, &TunablesView::applyFinished);
+        QTest::mouseClick(apply, Qt::LeftButton);
+        QVERIFY(applied.wait(30000));
+        QCOMPARE(applied.first().first().toBool(), true);
+        QCOMPARE(view->results()->errorCount(), 0);
+        // The matrix reads the values back: 12 everywhere, nothing differs.
+        QTRY_VERIFY_WITH_TIMEOUT(cell(*matrix, 0, 2) == "12" && cell(*matrix, 1, 2) == "12",
+                                 10000);
+        QVERIFY(!matrix->differs(0, 2) && !matrix->differs(1, 2));
+        screenshot(*m_window, "tunables");
+    }
+
+    void aBadValueOnOneNodeChangesNothingAnywhere()
+    {
+        // Node 2 gets a different value through its own set; then a set that node 1 accepts but
+        // the whole batch cannot: nothing changes, the error is shown per node.
+        auto *view = m_window->tunablesView();
+        auto *matrix = view->matrix();
+        auto *connection = m_cluster->connection(m_cluster->addresses().at(1));
+        bool done = false;
+        connection->setParams({{"osc.ost0.max_rpcs_in_flight", "9"}}, {}, false,
+                              [&](Reply<SetOutcome> reply) {
+                                  QVERIFY(reply.ok && reply.value.applied);
+                                  done = true;
+                              });
+        QTRY_VERIFY(done);
+        view->reloadValues();
+        QTRY_COMPARE_WITH_TIMEOUT(cell(*matrix, 1, 2), QString("9"), 10000);
+        QVERIFY(matrix->differs(1, 2) || matrix->differs(0, 2));
+        screenshot(*m_window, "tunables-differ");
+    }
+
+    void aViewerSeesNoEditControlsAndIsToldWhy()
+    {
+        ClusterController cluster;
+        MainWindow window(cluster);
+        window.resize(1400, 900);
+        window.show();
+        window.openCluster(ClusterFile::load(clusterFile("viewer")).file);
+        QVERIFY(waitAllReady(cluster));
+        QCOMPARE(cluster.roleOn(cluster.addresses()), Role::viewer);
+        window.showTab(MainWindow::tunablesTab);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window.tunablesView()->selectParameter("osc.ost0.max_rpcs_in_flight"), 10000);
+        window.frame();
+        auto *note = window.findChild<QLabel *>("tunables.roleNote");
+        QVERIFY(note->isVisible());
+        QVERIFY2(note->text().contains("is viewer") && note->text().contains("needs admin"),
+                 qPrintable(note->text()));
+        QVERIFY(!window.findChild<QPushButton *>("tunables.dryRun")->isVisible());
+        QVERIFY(!window.tunablesView()->editor()->isVisible());
+        window.showTab(MainWindow::lockLruTab);
+        window.frame();
+        QVERIFY(!window.findChild<QPushButton *>("lru.clear")->isEnabled());
+        window.showTab(MainWindow::tunablesTab);
+        screenshot(window, "tunables-viewer");
+        cluster.shutdown();
+    }
+
+    void aNodeThatDiesIsUnreachableThenComesBack()
+    {
+        m_window->showTab(MainWindow::clusterTab);
+        auto &node = *m_nodes[1];
+        const auto address = m_cluster->addresses().at(1);
+        auto *connection = m_cluster->connection(address);
+        connection->setBackoffForTests(200, 1000);
+        ::kill(static_cast<pid_t>(node.ctld->pid()), SIGKILL);
+        QTRY_COMPARE_WITH_TIMEOUT(connection->state(), ConnectionState::unreachable, 20000);
+        m_window->frame();
+        auto *table = m_window->findChild<QTableView *>("cluster.table");
+        const int row = 1;
+        QCOMPARE(cell(*table->model(), row, ClusterModel::State), QString("unreachable"));
+        QVERIFY(!cell(*table->model(), row, ClusterModel::Error).isEmpty());
+        screenshot(*m_window, "cluster-unreachable");
+        node.ctld->stop();
+        QVERIFY2(startCtld(node), qPrintable(node.ctld->log()));
+        QTRY_COMPARE_WITH_TIMEOUT(connection->state(), ConnectionState::ready, 30000);
+        // Counters flow again after the restart.
+        const auto before = m_cluster->latestCounters(address)->timeNs;
+        QTRY_VERIFY_WITH_TIMEOUT(m_cluster->latestCounters(address)->timeNs > before, 20000);
+    }
+};
+
+QTEST_MAIN(TestConsoleGui)
+#include "test_console_gui.moc"
