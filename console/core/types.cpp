@@ -23,4 +23,16 @@ QString connectionStateName(ConnectionState state)
     return QStringLiteral("unknown");
 }
 
+QString profileErrorText(const ProfileError &error)
+{
+    if (error.line <= 0) {
+        return QStringLiteral("%1: %2").arg(error.file, error.message);
+    }
+    return QStringLiteral("%1:%2:%3: %4")
+        .arg(error.file)
+        .arg(error.line)
+        .arg(error.column)
+        .arg(error.message);
+}
+
 } // namespace lutra::console

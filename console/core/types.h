@@ -148,6 +148,124 @@ struct Assignment {
     QString value;   // as the admin wrote it: "16M", "on", "clear"
 };
 
+
+// --- Profiles, jobs and the audit trail (console part 2) ---
+
+struct ProfileSummary {
+    QString name;
+    QString description;
+    QStringList extends;
+    bool matchesNode = false;
+    QString source; // file path, or "stored"
+    qint64 updatedNs = 0;
+};
+
+// "file:line:col: message" — where in a profile document something is wrong.
+struct ProfileError {
+    QString file;
+    int line = 0;
+    int column = 0;
+    QString message;
+};
+QString profileErrorText(const ProfileError &error); // "file:3:5: message" ("file: message")
+
+struct ProfileList {
+    QList<ProfileSummary> profiles;
+    QList<ProfileError> errors; // profiles that failed to load on the node
+};
+
+struct PlanEntry {
+    QString instance;
+    QString name;
+    QString live;
+    QString desired;
+    bool changed = false;
+    QString source; // "compute.yaml:12:3": the profile line that wants it
+};
+
+// DiffProfile / ApplyProfile / VerifyProfile on one node.
+struct ProfilePlan {
+    QString profile;
+    bool matchesNode = false;
+    QList<ProfileError> errors; // validation errors: nothing was changed
+    QList<PlanEntry> entries;
+    bool applied = false;
+    quint64 historyId = 0;
+    QList<InstanceSetOutcome> results;
+    int drift = 0;
+};
+
+struct RollbackOutcome {
+    bool applied = false;
+    quint64 historyId = 0; // the new point recording the rollback
+    QList<PlanEntry> entries;
+    QList<InstanceSetOutcome> results;
+    QStringList errors;
+};
+
+struct InstanceFlushReport {
+    QString instance;
+    QString error; // empty when the instance flushed
+    quint64 locksCancelled = 0;
+    quint64 pagesDropped = 0;
+    quint64 bytesWrittenBack = 0;
+    quint64 durationUs = 0;
+    QStringList problems; // worked around on the way (a retried write-back)
+};
+
+struct FlushOutcome {
+    QString jobId;
+    bool ok = false;
+    quint64 durationUs = 0;
+    QList<InstanceFlushReport> instances;
+    quint64 historyId = 0;
+};
+
+struct JobStat {
+    QString instance;
+    QString block; // "llite.lutra.job_stats"
+    QString jobId;
+    qint64 snapshotTimeS = 0;
+    QList<Counter> counters; // read_bytes, write_bytes (with sum), ops ...
+};
+
+struct HistoryChange {
+    QString instance;
+    QString name;
+    QString oldValue;
+    QString requested;
+    QString readBack;
+    bool ok = false;
+    QString error;
+};
+
+struct HistoryPoint {
+    quint64 id = 0;
+    qint64 timeNs = 0;
+    QString principal;
+    QString action; // "set", "apply", "rollback", "reconcile", "flush"
+    QString description;
+    QString profile;
+    QString outcome; // "applied", "failed", "rolled_back", "aborted"
+    QList<HistoryChange> changes;
+};
+
+struct HistoryQuery {
+    int limit = 50;        // at most 1000
+    quint64 beforeId = 0;  // paging cursor: older than this id; 0: newest
+    QString principal;     // exact
+    QString action;
+    QString param;         // glob on parameter names
+    QString instance;      // glob on instance ids
+    qint64 sinceNs = 0;
+    qint64 untilNs = 0;
+};
+
+struct HistoryPage {
+    QList<HistoryPoint> points; // newest first
+    quint64 nextBeforeId = 0;   // 0 when there is nothing older
+};
+
 } // namespace lutra::console
 
 Q_DECLARE_METATYPE(lutra::console::NodeInfo)
