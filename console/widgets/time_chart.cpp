@@ -279,9 +279,7 @@ void TimeChart::setAutoY(bool on, bool fromZero)
 void TimeChart::setYLabelFormat(const QString &format)
 {
     m_yFormat = format;
-    if (!format.isEmpty()) {
-        m_y->setLabelFormat(format);
-    }
+    m_drawnYMax = kNaN; // the next refresh() sets the axis up again
 }
 
 void TimeChart::setLegendVisible(bool visible)
@@ -417,6 +415,8 @@ void TimeChart::refresh()
             const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step))));
             m_y->setLabelFormat(QStringLiteral("%.") + QString::number(decimals) +
                                 QStringLiteral("f"));
+        } else {
+            m_y->setLabelFormat(m_yFormat);
         }
         m_y->setRange(yMin, yMax);
     }

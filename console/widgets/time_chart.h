@@ -42,6 +42,7 @@ public:
     // Points are (ms since epoch, value), sorted by x; a NaN value is a gap.
     void setSeries(const QString &name, const QList<QPointF> &points);
     void removeSeries(const QString &name);
+    // The area leaves out buckets without data (it bridges them); the median line shows the gap.
     void setBand(const QString &name, const QList<BandPoint> &band);
     void removeBand(const QString &name);
     void setMarkers(const QList<Marker> &markers);
