@@ -17,7 +17,8 @@ struct Spread {
 // of the middle two.
 Spread spread(const QList<double> &values);
 
-// Indices of the n lowest (or highest) non-NaN values, lowest first; ties keep index order.
+// Indices of the n lowest non-NaN values, lowest first (highestN: highest first, a top-N list);
+// ties keep index order.
 QList<int> lowestN(const QList<double> &values, int n);
 QList<int> highestN(const QList<double> &values, int n);
 

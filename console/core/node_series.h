@@ -11,7 +11,7 @@
 #include <QHash>
 #include <QPointF>
 
-#include <memory>
+#include <vector>
 
 namespace lutra::console {
 
@@ -22,6 +22,8 @@ public:
     // The past, from GetCounterHistory (10 s buckets): cumulative counters become rates between
     // buckets (resets as in RateTracker), gauges are taken as they are. Points at or after the
     // first live update are ignored; call once per incarnation, before or after live updates.
+    // History rows are merged in by time under the rows already there; the rings keep the newest
+    // `capacity` rows.
     void prefill(const QList<HistorySeries> &history);
 
     // One live update. Returns the rates it produced (for the live counter tables).
@@ -32,7 +34,8 @@ public:
 
     QStringList instances() const;
     // Series of an instance, in data order: "<block>.<counter>" (rate/s),
-    // "<block>.hit_ratio" (read_ahead_stats blocks), then gauge names ("ldlm.namespaces.x.lock_count").
+    // "<block>.hit_ratio" (read_ahead_stats blocks), then gauge names
+    // ("ldlm.namespaces.x.lock_count"). A series first seen later comes last, NaN before it.
     QStringList keys(const QString &instance) const;
 
     QList<QPointF> points(const QString &instance, const QString &key, qint64 sinceMs = 0) const;
@@ -43,19 +46,48 @@ public:
     double latestNodeHitRatio() const;
     double latestNodeMissesPerSecond() const;
 
-    qint64 lastTimeMs() const; // 0 before any point
+    qint64 lastTimeMs() const;     // 0 before any point
     qsizetype memoryBytes() const; // what the rings hold, for the bench
 
 private:
-    struct InstanceColumns;
+    // Rows over time: one time ring and equally long float columns (pushed together, so row i
+    // of every column belongs to times[i]).
+    struct Table {
+        RingBuffer<qint64> times;
+        std::vector<RingBuffer<float>> columns;
+    };
+    // Which columns one block's counters go to, cached so a steady stream builds no key strings.
+    struct BlockKeys {
+        QStringList counters; // the names the columns were resolved for
+        std::vector<int> columns;
+        int hitRatioColumn = -1; // read_ahead_stats blocks only
+        qsizetype hits = -1;     // index in counters
+        qsizetype misses = -1;
+    };
+    struct InstanceColumns {
+        Table table;
+        QStringList keys; // column order
+        QHash<QString, int> columnOf;
+        QHash<QString, BlockKeys> blocks;
+    };
+
+    InstanceColumns &instanceColumns(const QString &instance);
+    int column(InstanceColumns &columns, const QString &key);
+    const BlockKeys &blockKeys(InstanceColumns &columns, const CounterBlock &block);
+    // Rows (sorted times; per column of `table` its values, or nullptr for NaN) merged into
+    // `table` by time; a row already there wins over one at the same time.
+    void mergeRows(Table &table, const std::vector<qint64> &times,
+                   const std::vector<const std::vector<float> *> &columns) const;
+    static QList<QPointF> tablePoints(const Table &table, std::size_t column, qint64 sinceMs);
+    static double tableLatest(const Table &table, std::size_t column);
+
     int m_capacity;
     RateTracker m_rates;
-    QHash<QString, std::shared_ptr<InstanceColumns>> m_instances;
+    QHash<QString, InstanceColumns> m_instances;
     QStringList m_instanceOrder;
-    RingBuffer<qint64> m_nodeTimes;
-    RingBuffer<float> m_nodeRatio;
-    RingBuffer<float> m_nodeMisses;
-    qint64 m_firstLiveMs = 0;
+    Table m_node;             // column 0: hit ratio, 1: misses per second
+    qint64 m_firstLiveMs;     // no live update yet: the largest qint64
+    std::vector<float> m_row; // scratch row of add()
 };
 
 } // namespace lutra::console

@@ -33,7 +33,9 @@ private:
         QList<quint64> samples;
         QStringList names;
     };
-    QHash<QString, Previous> m_previous; // key: instance + '\n' + block
+    // instance → block → previous snapshot; two lookups instead of a concatenated key, so a
+    // steady stream allocates nothing here.
+    QHash<QString, QHash<QString, Previous>> m_previous;
 };
 
 } // namespace lutra::console
