@@ -19,6 +19,13 @@ bool sameLive(const NodeLive &a, const NodeLive &b)
            a.lruSize == b.lruSize && a.cachedMb == b.cachedMb && a.maxCachedMb == b.maxCachedMb;
 }
 
+bool sameInfo(const NodeInfo &a, const NodeInfo &b)
+{
+    return a.node == b.node && a.labels == b.labels && a.version == b.version &&
+           a.startTimeNs == b.startTimeNs && a.principal == b.principal && a.role == b.role &&
+           a.instanceCount == b.instanceCount && a.lastProfile == b.lastProfile;
+}
+
 QString labelsText(const QMap<QString, QString> &labels, const QString &separator)
 {
     QStringList parts;
@@ -97,6 +104,10 @@ void ClusterModel::setInfo(const QString &address, const NodeInfo &info)
     if (row < 0) {
         return;
     }
+    // Periodic refreshes repeat what is known: only a change is signalled.
+    if (m_rows[row].hasInfo && sameInfo(m_rows[row].info, info)) {
+        return;
+    }
     m_rows[row].hasInfo = true;
     m_rows[row].info = info;
     rowChanged(row, 0, ColumnCount - 1);
@@ -108,9 +119,15 @@ void ClusterModel::setInstances(const QString &address, const QList<InstanceInfo
     if (row < 0) {
         return;
     }
-    m_rows[row].hasInstances = true;
-    m_rows[row].instances = instances;
-    rowChanged(row, Instances, Restarts);
+    Row &node = m_rows[row];
+    const int countBefore = instanceCount(node);
+    const int restartsBefore = restarts(node);
+    node.hasInstances = true;
+    node.instances = instances;
+    // Only the count and the restarts show here.
+    if (instanceCount(node) != countBefore || restarts(node) != restartsBefore) {
+        rowChanged(row, Instances, Restarts);
+    }
 }
 
 void ClusterModel::setLive(const QString &address, const NodeLive &live)

@@ -146,7 +146,11 @@ private slots:
         QSignalSpy layout(&model, &QAbstractItemModel::layoutChanged);
         model.setNowMs(nowMs + 60'000);
         model.setLive(a1, live(0.95, 20, 0, 600));
-        model.setLive(a2, live(0.61, 400, 400, 2048)); // unchanged: no signal
+        // Repeats of what is known: no signal.
+        model.setLive(a2, live(0.61, 400, 400, 2048));
+        model.setInfo(a2, model.info(a2));
+        model.setInstances(a1, {instance(QStringLiteral("client-lutra"), 1),
+                                instance(QStringLiteral("bench-job1001"), 2)});
         QCOMPARE(changed.size(), 2);
         QCOMPARE(reset.size(), 0);
         QCOMPARE(removed.size(), 0);
