@@ -36,11 +36,13 @@ params::Unit registryUnit(const QString &unit)
     return params::Unit::none;
 }
 
-params::Spec registrySpec(const ParamSpec &spec, params::Type type)
+} // namespace
+
+params::Spec toRegistrySpec(const ParamSpec &spec)
 {
     params::Spec out;
     out.name = spec.name.toStdString();
-    out.type = type;
+    out.type = registryType(spec.type).value_or(params::Type::string);
     out.unit = registryUnit(spec.unit);
     out.min = spec.min;
     out.max = spec.max;
@@ -58,8 +60,6 @@ params::Spec registrySpec(const ParamSpec &spec, params::Type type)
     return out;
 }
 
-} // namespace
-
 ValueCheck checkValue(const ParamSpec &spec, const QString &text)
 {
     ValueCheck check;
@@ -68,7 +68,7 @@ ValueCheck checkValue(const ParamSpec &spec, const QString &text)
         check.error = spec.name + QStringLiteral(": unknown parameter type");
         return check;
     }
-    const params::Spec registry = registrySpec(spec, *type);
+    const params::Spec registry = toRegistrySpec(spec);
     const auto parsed = params::parseValue(registry, text.toStdString());
     if (!parsed) {
         check.error = QString::fromStdString(parsed.status().message());

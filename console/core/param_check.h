@@ -4,6 +4,12 @@
 
 #include "core/types.h"
 
+// Declared only: the console's public headers do not need the datapath's include path. Callers of
+// toRegistrySpec include "core/params/spec.h" themselves.
+namespace lutra::params {
+struct Spec;
+} // namespace lutra::params
+
 namespace lutra::console {
 
 struct ValueCheck {
@@ -14,5 +20,10 @@ struct ValueCheck {
 };
 
 ValueCheck checkValue(const ParamSpec &spec, const QString &text);
+
+// The registry's Spec for a console ParamSpec (as ctld sent it), for code that reuses the
+// registry's or ctld's checks. A type this console does not know (unspecified) becomes a string:
+// any one-line value passes here and the node, which knows the type, judges it.
+lutra::params::Spec toRegistrySpec(const ParamSpec &spec);
 
 } // namespace lutra::console
