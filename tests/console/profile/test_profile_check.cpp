@@ -11,6 +11,7 @@
 
 #include <QTest>
 
+#include <limits>
 #include <string>
 #include <vector>
 
