@@ -432,6 +432,8 @@ Status HistoryOps::counterHistory(const v1::GetCounterHistoryRequest &request,
         for (const auto &point : one.points) {
             wire->add_time_ns(toNs(point.lastTime));
             wire->add_value(point.last);
+            wire->add_min(point.min);
+            wire->add_max(point.max);
         }
     }
     return {};

@@ -522,6 +522,23 @@ private slots:
             }(),
             20000);
         {
+            // Each bucket keeps its min and max around the last value.
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+            lutra::ctl::v1::GetCounterHistoryRequest request;
+            request.set_instance("bench-a");
+            request.set_counter("llite.bench.read_ahead_stats.readahead_pages");
+            lutra::ctl::v1::GetCounterHistoryReply reply;
+            QVERIFY(stub->GetCounterHistory(&context, request, &reply).ok());
+            QCOMPARE(reply.series_size(), 1);
+            const auto &series = reply.series(0);
+            QCOMPARE(series.min_size(), series.value_size());
+            QCOMPARE(series.max_size(), series.value_size());
+            for (int i = 0; i < series.value_size(); ++i) {
+                QVERIFY(series.min(i) <= series.value(i) && series.value(i) <= series.max(i));
+            }
+        }
+        {
             // The standard health service answers SERVING (grpc.health.v1, called without its
             // generated stub: an empty HealthCheckRequest, a reply of field 1 = 1).
             grpc::GenericStub generic(
