@@ -1,0 +1,342 @@
+#include "models/jobs_model.h"
+
+#include "models/format.h"
+#include "models/row_sync.h"
+
+#include <QLocale>
+
+#include <algorithm>
+#include <cmath>
+
+namespace lutra::console {
+
+namespace {
+
+const QString readBytesName = QStringLiteral("read_bytes");
+const QString writeBytesName = QStringLiteral("write_bytes");
+
+// "1.5 GiB", "512 bytes": the same words in every locale, like format.h's numbers.
+QString humanBytes(qint64 bytes)
+{
+    static const QLocale locale(QLocale::English, QLocale::UnitedStates);
+    return locale.formattedDataSize(bytes, 1, QLocale::DataSizeIecFormat);
+}
+
+QString rateText(double bytesPerSecond)
+{
+    if (std::isnan(bytesPerSecond)) {
+        return unknownText();
+    }
+    return humanBytes(qRound64(bytesPerSecond)) + QStringLiteral("/s");
+}
+
+bool sameDouble(double a, double b)
+{
+    return (std::isnan(a) && std::isnan(b)) || a == b;
+}
+
+// NaN stays NaN until a known value is added.
+void addRate(double &total, double rate)
+{
+    if (!std::isnan(rate)) {
+        total = std::isnan(total) ? rate : total + rate;
+    }
+}
+
+} // namespace
+
+JobsModel::JobsModel(QObject *parent) : QAbstractTableModel(parent) {}
+
+void JobsModel::setNodeJobs(const QString &node, const QList<JobStat> &jobs, qint64 timeMs)
+{
+    NodeJobs next;
+    next.timeMs = timeMs;
+    for (const JobStat &stat : jobs) {
+        NodeJob &job = next.jobs[stat.jobId];
+        auto &bytes = job.bytes[stat.instance + u'\n' + stat.block];
+        for (const Counter &counter : stat.counters) {
+            job.ops += counter.samples;
+            if (counter.name == readBytesName) {
+                bytes.first += counter.sum;
+                job.readBytes += counter.sum;
+            } else if (counter.name == writeBytesName) {
+                bytes.second += counter.sum;
+                job.writeBytes += counter.sum;
+            }
+        }
+        job.lastSeenS = std::max(job.lastSeenS, stat.snapshotTimeS);
+    }
+    const auto previous = m_nodes.constFind(node);
+    if (previous != m_nodes.cend()) {
+        for (auto it = next.jobs.begin(); it != next.jobs.end(); ++it) {
+            const auto before = previous->jobs.constFind(it.key());
+            if (before != previous->jobs.cend()) {
+                computeRates(*it, *before, timeMs - previous->timeMs);
+            }
+        }
+    }
+    m_nodes.insert(node, next);
+    rebuild();
+}
+
+void JobsModel::removeNode(const QString &node)
+{
+    if (m_nodes.remove(node) > 0) {
+        rebuild();
+    }
+}
+
+void JobsModel::setJobFilter(const QString &glob)
+{
+    if (glob == m_glob) {
+        return;
+    }
+    m_glob = glob;
+    m_filter = glob.isEmpty()
+                   ? QRegularExpression()
+                   : QRegularExpression(QRegularExpression::wildcardToRegularExpression(glob));
+    rebuild();
+}
+
+void JobsModel::setNowMs(qint64 nowMs)
+{
+    if (nowMs == m_nowMs) {
+        return;
+    }
+    m_nowMs = nowMs;
+    if (!m_rows.isEmpty()) {
+        emit dataChanged(index(0, LastSeen), index(int(m_rows.size()) - 1, LastSeen),
+                         {Qt::DisplayRole, Qt::ToolTipRole});
+    }
+}
+
+QStringList JobsModel::nodesOf(const QString &job) const
+{
+    QStringList nodes;
+    for (auto it = m_nodes.cbegin(); it != m_nodes.cend(); ++it) {
+        if (it->jobs.contains(job)) {
+            nodes.append(it.key());
+        }
+    }
+    std::sort(nodes.begin(), nodes.end(), naturalLess);
+    return nodes;
+}
+
+QStringList JobsModel::jobs() const
+{
+    QStringList jobs;
+    jobs.reserve(m_rows.size());
+    for (const Row &row : m_rows) {
+        jobs.append(row.job);
+    }
+    return jobs;
+}
+
+int JobsModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int JobsModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant JobsModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
+        return {};
+    }
+    const Row &row = m_rows[index.row()];
+    const int column = index.column();
+    switch (role) {
+    case Qt::DisplayRole: return text(row, column);
+    case SortRole: return sortValue(row, column);
+    case JobRole: return row.job;
+    case Qt::ToolTipRole:
+        switch (Column(column)) {
+        case Nodes: return row.nodes.join(u'\n');
+        case ReadBytes: return tr("%1 bytes").arg(formatCount(row.readBytes));
+        case WriteBytes: return tr("%1 bytes").arg(formatCount(row.writeBytes));
+        default: return text(row, column);
+        }
+    default: return {};
+    }
+}
+
+QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal) {
+        return {};
+    }
+    if (role == Qt::ToolTipRole) {
+        switch (Column(section)) {
+        case ReadRate:
+        case WriteRate:
+            return tr("Since each node's previous sample; a node whose counters restarted adds "
+                      "nothing for that step");
+        case Ops: return tr("Operations of every kind: reads, writes, getattr, setattr, punch…");
+        default: return {};
+        }
+    }
+    if (role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (Column(section)) {
+    case Job: return tr("Job");
+    case Nodes: return tr("Nodes");
+    case ReadBytes: return tr("Read");
+    case WriteBytes: return tr("Written");
+    case ReadRate: return tr("Read rate");
+    case WriteRate: return tr("Write rate");
+    case Ops: return tr("Ops");
+    case LastSeen: return tr("Last seen");
+    case ColumnCount: break;
+    }
+    return {};
+}
+
+void JobsModel::computeRates(NodeJob &now, const NodeJob &before, qint64 elapsedMs)
+{
+    if (elapsedMs <= 0) {
+        return;
+    }
+    qint64 read = 0;
+    qint64 written = 0;
+    for (auto it = now.bytes.cbegin(); it != now.bytes.cend(); ++it) {
+        const auto old = before.bytes.constFind(it.key());
+        // New on this instance: what it counted before this step is not known.
+        if (old == before.bytes.cend()) {
+            return;
+        }
+        // A counter that went down was reset (the job's entry expired, the target restarted).
+        if (it->first < old->first || it->second < old->second) {
+            return;
+        }
+        read += it->first - old->first;
+        written += it->second - old->second;
+    }
+    now.readRate = double(read) * 1000.0 / double(elapsedMs);
+    now.writeRate = double(written) * 1000.0 / double(elapsedMs);
+}
+
+bool JobsModel::sameRow(const Row &a, const Row &b)
+{
+    return a.job == b.job && a.nodes == b.nodes && a.readBytes == b.readBytes &&
+           a.writeBytes == b.writeBytes && sameDouble(a.readRate, b.readRate) &&
+           sameDouble(a.writeRate, b.writeRate) && a.ops == b.ops && a.lastSeenS == b.lastSeenS;
+}
+
+QList<JobsModel::Row> JobsModel::computeRows() const
+{
+    QStringList nodes = m_nodes.keys();
+    std::sort(nodes.begin(), nodes.end(), naturalLess);
+    QHash<QString, Row> rows;
+    for (const QString &node : std::as_const(nodes)) {
+        const NodeJobs &nodeJobs = m_nodes[node];
+        for (auto it = nodeJobs.jobs.cbegin(); it != nodeJobs.jobs.cend(); ++it) {
+            if (!accepted(it.key())) {
+                continue;
+            }
+            Row &row = rows[it.key()];
+            row.job = it.key();
+            row.nodes.append(node);
+            row.readBytes += it->readBytes;
+            row.writeBytes += it->writeBytes;
+            row.ops += it->ops;
+            row.lastSeenS = std::max(row.lastSeenS, it->lastSeenS);
+            addRate(row.readRate, it->readRate);
+            addRate(row.writeRate, it->writeRate);
+        }
+    }
+    QList<Row> result = rows.values();
+    std::sort(result.begin(), result.end(),
+              [](const Row &a, const Row &b) { return naturalLess(a.job, b.job); });
+    return result;
+}
+
+bool JobsModel::accepted(const QString &job) const
+{
+    return m_glob.isEmpty() || (m_filter.isValid() && m_filter.match(job).hasMatch());
+}
+
+void JobsModel::rebuild()
+{
+    const QList<Row> wanted = computeRows();
+    QStringList wantedKeys;
+    wantedKeys.reserve(wanted.size());
+    for (const Row &row : wanted) {
+        wantedKeys.append(row.job);
+    }
+    syncRows(
+        jobs(), wantedKeys,
+        [this](int first, int last) {
+            beginRemoveRows({}, first, last);
+            m_rows.remove(first, last - first + 1);
+            endRemoveRows();
+        },
+        [this](int from, int to) {
+            beginMoveRows({}, from, from, {}, to);
+            m_rows.move(from, to);
+            endMoveRows();
+        },
+        [this, &wanted](int first, int last) {
+            beginInsertRows({}, first, last);
+            for (int i = first; i <= last; ++i) {
+                m_rows.insert(i, wanted[i]);
+            }
+            endInsertRows();
+        });
+    // A periodic update changes most rows' numbers in place: one signal per run of them.
+    int runStart = -1;
+    for (int i = 0; i <= m_rows.size(); ++i) {
+        if (i < m_rows.size() && !sameRow(m_rows[i], wanted[i])) {
+            m_rows[i] = wanted[i];
+            runStart = runStart < 0 ? i : runStart;
+            continue;
+        }
+        if (runStart >= 0) {
+            emit dataChanged(index(runStart, Nodes), index(i - 1, ColumnCount - 1));
+            runStart = -1;
+        }
+    }
+}
+
+QString JobsModel::text(const Row &row, int column) const
+{
+    switch (Column(column)) {
+    case Job: return row.job;
+    case Nodes: return row.nodes.join(QStringLiteral(", "));
+    case ReadBytes: return humanBytes(row.readBytes);
+    case WriteBytes: return humanBytes(row.writeBytes);
+    case ReadRate: return rateText(row.readRate);
+    case WriteRate: return rateText(row.writeRate);
+    case Ops: return formatCount(row.ops);
+    case LastSeen:
+        if (m_nowMs <= 0 || row.lastSeenS <= 0) {
+            return unknownText();
+        }
+        return tr("%1 ago").arg(formatDuration(m_nowMs / 1000 - row.lastSeenS));
+    case ColumnCount: break;
+    }
+    return {};
+}
+
+QVariant JobsModel::sortValue(const Row &row, int column) const
+{
+    switch (Column(column)) {
+    case Job: return row.job;
+    case Nodes: return int(row.nodes.size());
+    case ReadBytes: return row.readBytes;
+    case WriteBytes: return row.writeBytes;
+    // Unknown rates sort below every known one.
+    case ReadRate: return std::isnan(row.readRate) ? -1.0 : row.readRate;
+    case WriteRate: return std::isnan(row.writeRate) ? -1.0 : row.writeRate;
+    case Ops: return row.ops;
+    case LastSeen: return row.lastSeenS;
+    case ColumnCount: break;
+    }
+    return {};
+}
+
+} // namespace lutra::console

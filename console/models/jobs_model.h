@@ -1,0 +1,98 @@
+#pragma once
+// The jobs doing I/O on the selected nodes (GetJobStats merged across nodes): one row per job id
+// with its bytes, rates and operations summed over every node and instance.
+
+#include "core/types.h"
+
+#include <QAbstractTableModel>
+#include <QHash>
+#include <QPair>
+#include <QRegularExpression>
+#include <QtNumeric>
+
+namespace lutra::console {
+
+class JobsModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column {
+        Job,
+        Nodes,
+        ReadBytes,
+        WriteBytes,
+        ReadRate,
+        WriteRate,
+        Ops,
+        LastSeen,
+        ColumnCount
+    };
+    Q_ENUM(Column)
+
+    enum Roles {
+        SortRole = Qt::UserRole + 1, // numbers for every column but Job (Nodes: the count)
+        JobRole,
+    };
+
+    explicit JobsModel(QObject *parent = nullptr);
+
+    // The node's job stats taken at timeMs; rates come from the change since its previous call.
+    void setNodeJobs(const QString &node, const QList<JobStat> &jobs, qint64 timeMs);
+    void removeNode(const QString &node);
+    // Shell-style glob on job ids ("job.10*"); empty: every job. Rows leave and come back by
+    // removals and inserts.
+    void setJobFilter(const QString &glob);
+    QString jobFilter() const { return m_glob; }
+    // The clock "12s ago" is counted against.
+    void setNowMs(qint64 nowMs);
+
+    QStringList nodesOf(const QString &job) const; // natural order, filtered out or not
+    QStringList jobs() const;                      // the rows, in order
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
+
+private:
+    // One job on one node at one snapshot.
+    struct NodeJob {
+        QHash<QString, QPair<qint64, qint64>> bytes; // "instance\nblock" → read, write
+        qint64 readBytes = 0;
+        qint64 writeBytes = 0;
+        quint64 ops = 0;
+        qint64 lastSeenS = 0;
+        double readRate = qQNaN(); // bytes/s since the node's previous snapshot
+        double writeRate = qQNaN();
+    };
+    struct NodeJobs {
+        qint64 timeMs = 0;
+        QHash<QString, NodeJob> jobs;
+    };
+    struct Row {
+        QString job;
+        QStringList nodes;
+        qint64 readBytes = 0;
+        qint64 writeBytes = 0;
+        double readRate = qQNaN();
+        double writeRate = qQNaN();
+        quint64 ops = 0;
+        qint64 lastSeenS = 0;
+    };
+
+    static void computeRates(NodeJob &now, const NodeJob &before, qint64 elapsedMs);
+    static bool sameRow(const Row &a, const Row &b);
+    QList<Row> computeRows() const;
+    bool accepted(const QString &job) const;
+    void rebuild();
+    QString text(const Row &row, int column) const;
+    QVariant sortValue(const Row &row, int column) const;
+
+    QHash<QString, NodeJobs> m_nodes;
+    QList<Row> m_rows;
+    QString m_glob;
+    QRegularExpression m_filter;
+    qint64 m_nowMs = 0;
+};
+
+} // namespace lutra::console
