@@ -188,6 +188,9 @@ grpc::ServerUnaryReactor *CtlService::SetParams(grpc::CallbackServerContext *con
         for (auto &instance : outcome->instances) {
             *reply->add_instances() = std::move(instance);
         }
+        for (auto &entry : outcome->plan) {
+            *reply->add_plan() = std::move(entry);
+        }
         for (const auto &error : outcome->errors) {
             auto *wire = reply->add_errors();
             wire->set_code(params::v1::ERROR_CODE_FAILED_PRECONDITION);
@@ -203,6 +206,15 @@ grpc::ServerUnaryReactor *CtlService::ListProfiles(grpc::CallbackServerContext *
 {
     return serve(context, Role::viewer, "ListProfiles",
                  [this, reply](const Caller &) { return m_parts.profiles->list(reply); });
+}
+
+grpc::ServerUnaryReactor *CtlService::GetProfile(grpc::CallbackServerContext *context,
+                                                 const v1::GetProfileRequest *request,
+                                                 v1::GetProfileReply *reply)
+{
+    return serve(context, Role::viewer, "GetProfile", [this, request, reply](const Caller &) {
+        return m_parts.profiles->get(request->name(), reply);
+    });
 }
 
 grpc::ServerUnaryReactor *CtlService::PutProfile(grpc::CallbackServerContext *context,

@@ -49,6 +49,9 @@ public:
     grpc::ServerUnaryReactor *ListProfiles(grpc::CallbackServerContext *context,
                                            const ctl::v1::ListProfilesRequest *request,
                                            ctl::v1::ListProfilesReply *reply) override;
+    grpc::ServerUnaryReactor *GetProfile(grpc::CallbackServerContext *context,
+                                         const ctl::v1::GetProfileRequest *request,
+                                         ctl::v1::GetProfileReply *reply) override;
     grpc::ServerUnaryReactor *PutProfile(grpc::CallbackServerContext *context,
                                          const ctl::v1::PutProfileRequest *request,
                                          ctl::v1::PutProfileReply *reply) override;

@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
-#include <google/protobuf/util/json_util.h>
+#include "client/reply_json.h"
+
 #include <grpcpp/grpcpp.h>
 
 #include <ctime>
@@ -16,12 +17,7 @@ namespace v1 = ctl::v1;
 
 nlohmann::json toJson(const google::protobuf::Message &message)
 {
-    std::string text;
-    google::protobuf::util::JsonPrintOptions options;
-    options.always_print_primitive_fields = true;
-    options.preserve_proto_field_names = true;
-    (void)google::protobuf::util::MessageToJsonString(message, &text, options);
-    return nlohmann::json::parse(text, nullptr, false);
+    return nlohmann::json::parse(replyJson(message), nullptr, false);
 }
 
 NodeResult failed(const grpc::Status &status)

@@ -3,9 +3,12 @@
 #include "ctld/profiles/parser.h"
 #include "ctld/profiles/profile_set.h"
 #include "ctld/profiles/schema_check.h"
+#include "ctld/profiles/suggest.h"
 #include "store/store.h"
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 namespace lutra::ctld {
 
@@ -85,6 +88,18 @@ profiles::ProfileSet loadProfiles(const Config &config, Store &store, const std:
     return set;
 }
 
+// A shipped profile's file, byte for byte: the editor shows it as the admin wrote it.
+Result<std::string> readProfileFile(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+        return Status{Errc::io_error, "cannot read profile " + path};
+    }
+    return text.str();
+}
+
 profiles::Labels labelsOf(const Config &config)
 {
     return {config.labels.begin(), config.labels.end()};
@@ -141,6 +156,51 @@ Status ProfileOps::list(v1::ListProfilesReply *reply)
         toWire(error, reply->add_errors());
     }
     return {};
+}
+
+Status ProfileOps::get(const std::string &name, v1::GetProfileReply *reply)
+{
+    if (name.empty()) {
+        return {Errc::invalid_argument, "give the name of a profile"};
+    }
+    // The store first: loadProfiles lets a stored profile win over a file of the same name.
+    auto stored = m_store.profile(name);
+    if (stored) {
+        reply->set_name(name);
+        reply->set_yaml(stored->text);
+        reply->set_source("stored");
+        return {};
+    }
+    if (stored.status().code() != Errc::not_found) {
+        return stored.status();
+    }
+    if (!m_config.profilesDir.empty()) {
+        profiles::ProfileSet files;
+        (void)files.loadDirectory(m_config.profilesDir);
+        if (const auto *shipped = files.find(name)) {
+            auto text = readProfileFile(shipped->source);
+            if (!text) {
+                return text.status();
+            }
+            reply->set_name(name);
+            reply->set_yaml(std::move(*text));
+            reply->set_source(shipped->source);
+            return {};
+        }
+    }
+    profiles::Diagnostics errors;
+    std::string unused;
+    const auto names = loadProfiles(m_config, m_store, {}, &errors, &unused).names();
+    std::string known;
+    for (const auto &other : names) {
+        known += (known.empty() ? "" : ", ") + other;
+    }
+    std::string message = "no profile '" + name + "' on " + m_config.node;
+    const std::vector<std::string_view> candidates(names.begin(), names.end());
+    if (const auto close = profiles::closestWord(name, candidates); !close.empty()) {
+        message += " (did you mean " + close + "?)";
+    }
+    return {Errc::not_found, message + " (known: " + (known.empty() ? "none" : known) + ")"};
 }
 
 Status ProfileOps::put(const std::string &yaml, const Caller &caller, v1::PutProfileReply *reply)

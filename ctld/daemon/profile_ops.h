@@ -18,6 +18,9 @@ public:
     ProfileOps(const Config &config, NodeOps &node, Instances &instances, Store &store);
 
     Status list(ctl::v1::ListProfilesReply *reply);
+    // The document as written: a stored one (source "stored") before a shipped file of the same
+    // name, as everywhere else. NOT_FOUND names the known profiles.
+    Status get(const std::string &name, ctl::v1::GetProfileReply *reply);
     Status put(const std::string &yaml, const Caller &caller, ctl::v1::PutProfileReply *reply);
     // Validation problems are returned in reply->errors (with file:line:column), not as a
     // failed call: a client shows them all. Nothing changes when there are any.

@@ -628,6 +628,65 @@ private slots:
         QVERIFY2(promtool.exitCode() == 0, output.constData());
         QCOMPARE(ctld->stop(), 0);
     }
+
+    // GetProfile: a shipped profile's file byte for byte with its path, a stored one with
+    // "stored", an unknown name NOT_FOUND naming it.
+    void getProfileReturnsTheDocument()
+    {
+        auto ctld = startCtld();
+        QVERIFY(ctld);
+        auto stub = lutra::ctl::v1::Ctl::NewStub(grpc::CreateChannel(
+            "unix:" + m_runDir.toStdString() + "/ctld.sock", grpc::InsecureChannelCredentials()));
+        const auto get = [&stub](const std::string &name, lutra::ctl::v1::GetProfileReply *reply) {
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+            lutra::ctl::v1::GetProfileRequest request;
+            request.set_name(name);
+            return stub->GetProfile(&context, request, reply);
+        };
+
+        const std::string path = LUTRA_PROFILES_DIR "/compute.yaml";
+        std::ifstream file(path, std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(file)),
+                               std::istreambuf_iterator<char>());
+        QVERIFY(!text.empty());
+        lutra::ctl::v1::GetProfileReply shipped;
+        auto status = get("compute", &shipped);
+        QVERIFY2(status.ok(), status.error_message().c_str());
+        QCOMPARE(shipped.name(), std::string("compute"));
+        QCOMPARE(shipped.yaml(), text);
+        QCOMPARE(shipped.source(), path);
+
+        const std::string yaml = "# kept as written\n"
+                                 "name: getprofile-test\n"
+                                 "extends: base\n"
+                                 "params:\n"
+                                 "  osc.*.max_rpcs_in_flight: 16\n";
+        {
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+            lutra::ctl::v1::PutProfileRequest request;
+            request.set_yaml(yaml);
+            lutra::ctl::v1::PutProfileReply reply;
+            status = stub->PutProfile(&context, request, &reply);
+            QVERIFY2(status.ok(), status.error_message().c_str());
+            QCOMPARE(reply.errors_size(), 0);
+        }
+        lutra::ctl::v1::GetProfileReply stored;
+        status = get("getprofile-test", &stored);
+        QVERIFY2(status.ok(), status.error_message().c_str());
+        QCOMPARE(stored.name(), std::string("getprofile-test"));
+        QCOMPARE(stored.yaml(), yaml);
+        QCOMPARE(stored.source(), std::string("stored"));
+
+        lutra::ctl::v1::GetProfileReply unknown;
+        status = get("computr", &unknown);
+        QCOMPARE(status.error_code(), grpc::StatusCode::NOT_FOUND);
+        QVERIFY2(status.error_message().find("'computr'") != std::string::npos &&
+                     status.error_message().find("did you mean compute?") != std::string::npos,
+                 status.error_message().c_str());
+        QCOMPARE(ctld->stop(), 0);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCtld)
