@@ -230,8 +230,8 @@ void ClusterController::updateLive(Node &node)
             } else if (leaf == QLatin1String("lru_size")) {
                 dynamicLru = dynamicLru || value == 0;
                 add(live.lruSize, value);
-            } else if (leaf == QLatin1String("cached_mb")) {
-                add(live.cachedMb, value);
+            } else if (leaf == QLatin1String("cached_pages")) {
+                add(live.cachedMb, value * 4096 / (1024 * 1024)); // 4 KiB pages
             } else if (leaf == QLatin1String("max_cached_mb")) {
                 add(live.maxCachedMb, value);
             }

@@ -78,7 +78,12 @@ void ClusterView::refresh()
                            .arg(unreachable)
                            .arg(addresses.size() - ready - unreachable)
                            .arg(m_filter->rowCount()));
-    m_table->resizeColumnsToContents();
+    // Fitting columns measures every cell: only when rows or states change, not every frame.
+    const int shape = m_filter->rowCount() * 100'000 + ready * 100 + unreachable;
+    if (m_fittedShape != shape) {
+        m_fittedShape = shape;
+        m_table->resizeColumnsToContents();
+    }
 }
 
 } // namespace lutra::console

@@ -34,6 +34,7 @@ private:
     QLineEdit *m_filterEdit;
     QTableView *m_table;
     QLabel *m_summary;
+    int m_fittedShape = -1;
 };
 
 } // namespace lutra::console

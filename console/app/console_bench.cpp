@@ -66,7 +66,7 @@ CounterUpdate updateAt(int node, qint64 timeMs, qint64 startMs)
                                          QString::number(locks / 2)}
                         << InstanceValue{instance.instance, prefix + "lru_size", "400"};
     }
-    instance.gauges << InstanceValue{instance.instance, "llite.bench.cached_mb", "1024"}
+    instance.gauges << InstanceValue{instance.instance, "llite.bench.cached_pages", "262144"}
                     << InstanceValue{instance.instance, "llite.bench.max_cached_mb", "4096"};
     CounterUpdate update;
     update.timeNs = timeMs * 1'000'000;

@@ -126,6 +126,22 @@ FanOutOperation::Step setParamsStep(QList<Assignment> assignments, QString insta
                 }
                 const auto &set = reply.value;
                 int errors = set.errors.size();
+                if (dryRun && set.instances.isEmpty()) {
+                    // Nothing was sent to the instances: the plan says what each would change.
+                    QHash<QString, int> changes;
+                    QStringList order;
+                    for (const auto &entry : set.plan) {
+                        if (!changes.contains(entry.instance)) {
+                            order << entry.instance;
+                        }
+                        changes[entry.instance] += entry.changed;
+                    }
+                    for (const auto &instance : order) {
+                        outcome.instances << InstanceLine{
+                            instance, true,
+                            QStringLiteral("would change %1 parameter(s)").arg(changes[instance])};
+                    }
+                }
                 for (const auto &instance : set.instances) {
                     InstanceLine line;
                     line.instance = instance.instance;
@@ -136,9 +152,8 @@ FanOutOperation::Step setParamsStep(QList<Assignment> assignments, QString insta
                     line.ok = instance.errors.isEmpty() && (dryRun || instance.applied);
                     line.detail = !instance.errors.isEmpty()
                                       ? instance.errors.join(QStringLiteral("; "))
-                                      : QStringLiteral("%1 parameter(s)%2%3")
+                                      : QStringLiteral("%1 parameter(s)%2")
                                             .arg(instance.entries.size())
-                                            .arg(dryRun ? QStringLiteral(", valid") : QString())
                                             .arg(clamped > 0
                                                      ? QStringLiteral(", %1 clamped").arg(clamped)
                                                      : QString());
@@ -149,7 +164,7 @@ FanOutOperation::Step setParamsStep(QList<Assignment> assignments, QString insta
                 outcome.state = ok ? OpState::ok : OpState::failed;
                 outcome.detail =
                     ok ? (dryRun ? QStringLiteral("dry run: valid on %1 instance(s)")
-                                       .arg(set.instances.size())
+                                       .arg(outcome.instances.size())
                                  : QStringLiteral("applied (history #%1)").arg(set.historyId))
                        : (set.errors.isEmpty() ? QStringLiteral("refused: nothing changed")
                                                : set.errors.join(QStringLiteral("; ")));

@@ -4,6 +4,7 @@
 #include "app/cluster_controller.h"
 #include "app/fan_out_operation.h"
 #include "app/node_picker.h"
+#include "app/view_setup.h"
 #include "models/set_result_model.h"
 #include "widgets/time_chart.h"
 
@@ -45,8 +46,7 @@ LockLruView::LockLruView(ClusterController &cluster, TargetsProvider targets, QW
                            "back, cached pages under them dropped). Locks in use stay."));
     m_resultsView->setObjectName("lru.results");
     m_resultsView->setModel(m_results);
-    m_resultsView->verticalHeader()->hide();
-    m_resultsView->horizontalHeader()->setStretchLastSection(true);
+    setupResultTable(m_resultsView);
 
     auto *top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Node:"), this));

@@ -39,6 +39,7 @@ MainWindow::MainWindow(ClusterController &cluster, QWidget *parent)
     m_tabs->addTab(m_tunablesView, tr("Tunables"));
     setCentralWidget(m_tabs);
     addDockWidget(Qt::BottomDockWidgetArea, m_operations);
+    resizeDocks({m_operations}, {170}, Qt::Vertical);
 
     auto *file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open cluster file…"), QKeySequence::Open, this,

@@ -2,6 +2,7 @@
 
 #include "app/cluster_controller.h"
 #include "app/node_picker.h"
+#include "app/view_setup.h"
 #include "models/counter_blocks_model.h"
 #include "models/instances_model.h"
 
@@ -27,9 +28,7 @@ NodeView::NodeView(ClusterController &cluster, QWidget *parent)
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_instances->setObjectName("node.instances");
     m_instances->setModel(m_instancesModel);
-    m_instances->verticalHeader()->hide();
-    m_instances->horizontalHeader()->setStretchLastSection(true);
-    m_instances->setSelectionBehavior(QAbstractItemView::SelectRows);
+    setupResultTable(m_instances);
     m_counters->setObjectName("node.counters");
     m_counters->setModel(m_countersModel);
     m_counters->setUniformRowHeights(true);
@@ -43,6 +42,7 @@ NodeView::NodeView(ClusterController &cluster, QWidget *parent)
     split->addWidget(m_instances);
     split->addWidget(m_counters);
     split->setStretchFactor(1, 3);
+    split->setSizes({160, 600});
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
     layout->addWidget(split, 1);

@@ -2,6 +2,7 @@
 
 #include "app/cluster_controller.h"
 #include "app/fan_out_operation.h"
+#include "app/view_setup.h"
 
 #include <QHeaderView>
 #include <QPushButton>
@@ -17,9 +18,7 @@ OperationsDock::OperationsDock(ClusterController &cluster, QWidget *parent)
     setObjectName("operations");
     m_tree->setObjectName("operations.tree");
     m_tree->setModel(&m_cluster.operationsModel());
-    m_tree->setUniformRowHeights(true);
-    m_tree->header()->setStretchLastSection(true);
-    m_tree->setSelectionBehavior(QAbstractItemView::SelectRows);
+    setupResultTree(m_tree);
     m_cancel->setObjectName("operations.cancel");
     m_cancel->setToolTip(tr("Stop contacting further nodes and cancel the calls in flight; "
                             "nodes that already answered keep their outcome"));

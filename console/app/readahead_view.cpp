@@ -3,6 +3,7 @@
 #include "app/chart_grid.h"
 #include "app/cluster_controller.h"
 #include "app/node_picker.h"
+#include "app/view_setup.h"
 #include "core/aggregate.h"
 #include "core/decimate.h"
 #include "models/ranking_model.h"
@@ -16,6 +17,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableView>
@@ -29,6 +31,32 @@ const QString kStatsSuffix = QStringLiteral(".read_ahead_stats.");
 const QStringList kDefaultCounters{"hits", "misses", "read_but_discarded"};
 // Time buckets of the heat map and the band: their cost stays the same whatever the window.
 constexpr int kBuckets = 120;
+
+// Ratios are drawn in percent: the axis reads "97 %", and a dip stays visible when the y range
+// fits the data.
+QList<QPointF> inPercent(QList<QPointF> points)
+{
+    for (auto &point : points) {
+        point.setY(point.y() * 100);
+    }
+    return points;
+}
+
+QList<BandPoint> inPercent(QList<BandPoint> band)
+{
+    for (auto &point : band) {
+        point.spread.min *= 100;
+        point.spread.median *= 100;
+        point.spread.max *= 100;
+    }
+    return band;
+}
+
+void showRatio(TimeChart &chart)
+{
+    chart.setAutoY(true, false);
+    chart.setYLabelFormat(QStringLiteral("%.0f %%"));
+}
 
 QList<TimeChart::Marker> markersOf(const QList<NodeEvent> &events)
 {
@@ -54,14 +82,14 @@ ReadaheadView::ReadaheadView(ClusterController &cluster, QWidget *parent)
     m_scope->addItem(tr("One node"));
     m_scope->addItem(tr("Cluster"));
     m_window->setObjectName("readahead.window");
-    for (const int minutes : {5, 15, 60}) {
+    for (const int minutes : {1, 5, 15, 60}) {
         m_window->addItem(minutes < 60 ? tr("last %1 min").arg(minutes) : tr("last hour"),
                           minutes);
     }
-    m_window->setCurrentIndex(1);
+    m_window->setCurrentIndex(2);
     m_picker->setObjectName("readahead.picker");
     m_counters->setObjectName("readahead.counters");
-    m_counters->setMaximumWidth(240);
+    m_counters->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_counters->setToolTip(tr("read_ahead_stats counters drawn as rates (pages/s)"));
 
     auto *top = new QHBoxLayout;
@@ -85,12 +113,10 @@ ReadaheadView::ReadaheadView(ClusterController &cluster, QWidget *parent)
     auto *clusterPage = new QSplitter(Qt::Vertical);
     auto *upper = new QSplitter(Qt::Horizontal);
     m_band->setObjectName("readahead.band");
-    m_band->setYRange(0, 1);
+    showRatio(*m_band);
     m_worst->setObjectName("readahead.worst");
     m_worst->setModel(m_ranking);
-    m_worst->verticalHeader()->hide();
-    m_worst->horizontalHeader()->setStretchLastSection(true);
-    m_worst->setSelectionBehavior(QAbstractItemView::SelectRows);
+    setupResultTable(m_worst);
     auto *worstBox = new QWidget;
     auto *worstLayout = new QVBoxLayout(worstBox);
     worstLayout->setContentsMargins(0, 0, 0, 0);
@@ -169,12 +195,18 @@ QStringList ReadaheadView::chosenCounters() const
 void ReadaheadView::updateCounterChoices(const QStringList &names)
 {
     QSignalBlocker block(m_counters);
+    const int before = m_counters->count();
     for (const auto &name : names) {
         if (m_counters->findItems(name, Qt::MatchExactly).isEmpty()) {
             auto *item = new QListWidgetItem(name, m_counters);
             item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
             item->setCheckState(kDefaultCounters.contains(name) ? Qt::Checked : Qt::Unchecked);
         }
+    }
+    if (m_counters->count() != before) {
+        // Wide enough for the longest counter name the data brought.
+        m_counters->setFixedWidth(m_counters->sizeHintForColumn(0) + 2 * m_counters->frameWidth() +
+                                  m_counters->verticalScrollBar()->sizeHint().width());
     }
 }
 
@@ -227,7 +259,7 @@ void ReadaheadView::refreshNode(qint64 fromMs, qint64 toMs)
         keep << ratioKey << ratesKey;
         auto *ratio = m_nodeCharts->chart(ratioKey, tr("%1: readahead hit ratio").arg(instance),
                                           tr("hit ratio"));
-        ratio->setYRange(0, 1);
+        showRatio(*ratio);
         auto *rates = m_nodeCharts->chart(
             ratesKey, tr("%1: read_ahead_stats (pages/s)").arg(instance), tr("pages/s"));
         rates->setAutoY(true);
@@ -237,7 +269,7 @@ void ReadaheadView::refreshNode(qint64 fromMs, qint64 toMs)
             const auto fs = block.section('.', 1, -2); // llite.<fs>.read_ahead_stats
             const auto label = blocks.size() > 1 ? fs + " " : QString();
             ratio->setSeries(label + tr("hit ratio"),
-                             series->points(instance, block + ".hit_ratio", fromMs));
+                             inPercent(series->points(instance, block + ".hit_ratio", fromMs)));
             for (const auto &counter : counterNames) {
                 const auto name = label + counter;
                 if (chosen.contains(counter)) {
@@ -278,8 +310,8 @@ void ReadaheadView::refreshCluster(qint64 fromMs, qint64 toMs)
         latest << (unreachable ? qQNaN() : series->latestNodeHitRatio());
         misses << series->latestNodeMissesPerSecond();
     }
-    m_band->setBand(tr("hit ratio"), spreadOverTime(ratios, double(fromMs), double(toMs),
-                                                    kBuckets));
+    m_band->setBand(tr("hit ratio"),
+                    inPercent(spreadOverTime(ratios, double(fromMs), double(toMs), kBuckets)));
     m_band->setTimeWindow(fromMs, toMs);
     m_band->refresh();
     m_heatMap->setData(names, heat, fromMs, toMs);

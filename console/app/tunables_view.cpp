@@ -2,6 +2,7 @@
 
 #include "app/cluster_controller.h"
 #include "app/fan_out_operation.h"
+#include "app/view_setup.h"
 #include "core/param_check.h"
 #include "models/schema_model.h"
 #include "models/set_result_model.h"
@@ -30,16 +31,13 @@ TunablesView::TunablesView(ClusterController &cluster, TargetsProvider targets, 
 {
     m_tree->setObjectName("tunables.schema");
     m_tree->setModel(&m_cluster.schemaModel());
-    m_tree->setUniformRowHeights(true);
-    m_tree->header()->setStretchLastSection(true);
+    setupResultTree(m_tree);
     m_matrixView->setObjectName("tunables.matrix");
     m_matrixView->setModel(m_matrix);
-    m_matrixView->verticalHeader()->hide();
-    m_matrixView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    setupResultTable(m_matrixView);
     m_resultsView->setObjectName("tunables.results");
     m_resultsView->setModel(m_results);
-    m_resultsView->verticalHeader()->hide();
-    m_resultsView->horizontalHeader()->setStretchLastSection(true);
+    setupResultTable(m_resultsView);
     m_paramTitle->setObjectName("tunables.param");
     m_paramHelp->setObjectName("tunables.help");
     m_paramHelp->setWordWrap(true);
@@ -76,6 +74,7 @@ TunablesView::TunablesView(ClusterController &cluster, TargetsProvider targets, 
     split->addWidget(m_tree);
     split->addWidget(right);
     split->setStretchFactor(1, 2);
+    split->setSizes({520, 880});
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(split);
 
@@ -83,11 +82,6 @@ TunablesView::TunablesView(ClusterController &cluster, TargetsProvider targets, 
             &TunablesView::onSelection);
     connect(m_dryRun, &QPushButton::clicked, this, &TunablesView::dryRun);
     connect(m_apply, &QPushButton::clicked, this, &TunablesView::apply);
-    connect(&m_cluster, &ClusterController::schemaChanged, this, [this] {
-        if (m_tree->model()->rowCount() > 0 && m_tree->header()->sectionSize(0) < 200) {
-            m_tree->header()->resizeSection(0, 260);
-        }
-    });
     showEditor(nullptr);
 }
 

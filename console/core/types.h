@@ -134,6 +134,16 @@ struct InstanceSetOutcome {
     QList<SetEntry> entries;
 };
 
+// One parameter of one instance in a change: what is live, what is wanted.
+struct PlanEntry {
+    QString instance;
+    QString name;
+    QString live;
+    QString desired;
+    bool changed = false;
+    QString source; // "compute.yaml:12:3": the profile line that wants it
+};
+
 // SetParams on one node: applied everywhere or nowhere.
 struct SetOutcome {
     bool applied = false;
@@ -141,6 +151,7 @@ struct SetOutcome {
     quint64 historyId = 0;
     QList<InstanceSetOutcome> instances;
     QStringList errors; // node-level: patterns that matched nothing, restores
+    QList<PlanEntry> plan; // per instance and parameter, dry runs included
 };
 
 struct Assignment {
@@ -172,15 +183,6 @@ QString profileErrorText(const ProfileError &error); // "file:3:5: message" ("fi
 struct ProfileList {
     QList<ProfileSummary> profiles;
     QList<ProfileError> errors; // profiles that failed to load on the node
-};
-
-struct PlanEntry {
-    QString instance;
-    QString name;
-    QString live;
-    QString desired;
-    bool changed = false;
-    QString source; // "compute.yaml:12:3": the profile line that wants it
 };
 
 // DiffProfile / ApplyProfile / VerifyProfile on one node.

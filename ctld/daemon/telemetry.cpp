@@ -86,7 +86,7 @@ const std::vector<std::string> &Telemetry::gaugePatterns()
         "ldlm.namespaces.*.lock_unused_count",
         "ldlm.namespaces.*.lru_size",
         "llite.*.max_cached_mb",
-        "llite.*.cached_mb",
+        "llite.*.cached_pages",
         "osc.*.cur_dirty_bytes",
         "llite.*.max_read_ahead_mb",
     };
