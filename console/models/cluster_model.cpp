@@ -140,6 +140,17 @@ void ClusterModel::setLive(const QString &address, const NodeLive &live)
     rowChanged(row, HitRatio, Cache);
 }
 
+void ClusterModel::setDrift(const QString &address, int drift, const QString &profile)
+{
+    const int row = rowOf(address);
+    if (row < 0 || (m_rows[row].drift == drift && m_rows[row].driftProfile == profile)) {
+        return;
+    }
+    m_rows[row].drift = drift;
+    m_rows[row].driftProfile = profile;
+    rowChanged(row, Drift, Drift);
+}
+
 void ClusterModel::setNowMs(qint64 nowMs)
 {
     if (nowMs == m_nowMs) {
@@ -231,6 +242,9 @@ QVariant ClusterModel::data(const QModelIndex &index, int role) const
         if (column == Locks && locksExhausted(row.live)) {
             return QBrush(warningColor());
         }
+        if (column == Drift && row.drift > 0) {
+            return QBrush(warningColor());
+        }
         return {};
     default: return {};
     }
@@ -313,7 +327,12 @@ QString ClusterModel::displayText(const Row &row, int column) const
         }
         return QStringLiteral("%1 / %2 MiB")
             .arg(numberOrUnknown(row.live.cachedMb), numberOrUnknown(row.live.maxCachedMb));
-    case Drift: return {};
+    case Drift:
+        if (row.drift < 0) {
+            return {};
+        }
+        return row.drift == 0 ? tr("none (%1)").arg(row.driftProfile)
+                              : tr("%1 (%2)").arg(row.drift).arg(row.driftProfile);
     case Error: return row.error;
     case ColumnCount: break;
     }
@@ -330,6 +349,7 @@ QVariant ClusterModel::sortValue(const Row &row, int column) const
     case HitRatio: return std::isnan(row.live.hitRatio) ? -1.0 : row.live.hitRatio;
     case Locks: return row.live.lockUnused;
     case Cache: return row.live.cachedMb;
+    case Drift: return row.drift;
     default: return displayText(row, column);
     }
 }
@@ -349,6 +369,11 @@ QString ClusterModel::toolTip(const Row &row, int column) const
         return tr("%1 locks, %2 unused, LRU size %3")
             .arg(numberOrUnknown(row.live.lockCount), numberOrUnknown(row.live.lockUnused),
                  row.live.lruSize == 0 ? tr("dynamic") : numberOrUnknown(row.live.lruSize));
+    case Drift:
+        return row.drift < 0 ? QString()
+                             : tr("%1 parameter(s) differ from profile %2 at the last verify")
+                                   .arg(row.drift)
+                                   .arg(row.driftProfile);
     case Version:
     case You:
     case Profile:

@@ -62,6 +62,9 @@ public:
     void setLive(const QString &address, const NodeLive &live);
     // The clock uptimes are counted against; injected so tests and the view tick together.
     void setNowMs(qint64 nowMs);
+    // The outcome of the last verify on the node: entries that differ from `profile` now
+    // (-1 clears it: the verify failed or is stale).
+    void setDrift(const QString &address, int drift, const QString &profile);
 
     QString addressAt(int row) const;
     int rowOf(const QString &address) const; // -1 when not a row
@@ -84,6 +87,8 @@ private:
         bool hasInstances = false;
         QList<InstanceInfo> instances;
         NodeLive live;
+        int drift = -1; // entries that differ from driftProfile at the last verify; -1: not verified
+        QString driftProfile;
     };
 
     QString displayText(const Row &row, int column) const;

@@ -187,6 +187,27 @@ private slots:
         QCOMPARE(model.rowCount(), 3);
     }
 
+    void driftFromTheLastVerify()
+    {
+        ClusterModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setNodes({"a:7370", "b:7370"});
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        model.setDrift("a:7370", 0, "compute");
+        model.setDrift("b:7370", 3, "compute");
+        QCOMPARE(changed.size(), 2);
+        QCOMPARE(printModel(model, {ClusterModel::Drift}),
+                 QStringList({"none (compute)", "3 (compute)"}));
+        QVERIFY(!model.index(0, ClusterModel::Drift).data(Qt::BackgroundRole).isValid());
+        QCOMPARE(model.index(1, ClusterModel::Drift).data(Qt::BackgroundRole).value<QBrush>(),
+                 QBrush(warningColor()));
+        model.setDrift("b:7370", 3, "compute"); // unchanged: no signal
+        QCOMPARE(changed.size(), 2);
+        model.setDrift("b:7370", -1, {});
+        QCOMPARE(printModel(model, {ClusterModel::Drift}), QStringList({"none (compute)", ""}));
+    }
+
     void reordersWithMoves()
     {
         ClusterModel model;
