@@ -148,6 +148,41 @@ QString error(const params::v1::Error &error)
     return text(params::v1::ErrorCode_Name(error.code()));
 }
 
+PlanEntry planEntry(const ctl::v1::PlanEntry &entry)
+{
+    PlanEntry out;
+    out.instance = text(entry.instance());
+    out.name = text(entry.name());
+    out.live = text(entry.live());
+    out.desired = text(entry.desired());
+    out.changed = entry.changed();
+    out.source = text(entry.source());
+    return out;
+}
+
+InstanceSetOutcome instanceSetOutcome(const ctl::v1::InstanceSetResult &result)
+{
+    InstanceSetOutcome out;
+    out.instance = text(result.instance());
+    out.applied = result.result().applied();
+    for (const auto &batchError : result.result().errors()) {
+        out.errors.append(error(batchError));
+    }
+    for (const auto &one : result.result().results()) {
+        SetEntry entry;
+        entry.name = text(one.name());
+        entry.oldValue = text(one.old_value());
+        entry.requested = text(one.requested());
+        entry.readBack = text(one.read_back());
+        entry.special = one.special();
+        entry.clamped = one.clamped();
+        entry.rolledBack = one.rolled_back();
+        entry.error = error(one.error());
+        out.entries.append(std::move(entry));
+    }
+    return out;
+}
+
 SetOutcome setOutcome(const ctl::v1::SetParamsReply &reply, bool dryRun)
 {
     SetOutcome out;
@@ -155,29 +190,188 @@ SetOutcome setOutcome(const ctl::v1::SetParamsReply &reply, bool dryRun)
     out.dryRun = dryRun;
     out.historyId = reply.history_id();
     for (const auto &instance : reply.instances()) {
-        InstanceSetOutcome one;
-        one.instance = text(instance.instance());
-        one.applied = instance.result().applied();
-        for (const auto &batchError : instance.result().errors()) {
-            one.errors.append(error(batchError));
-        }
-        for (const auto &result : instance.result().results()) {
-            SetEntry entry;
-            entry.name = text(result.name());
-            entry.oldValue = text(result.old_value());
-            entry.requested = text(result.requested());
-            entry.readBack = text(result.read_back());
-            entry.special = result.special();
-            entry.clamped = result.clamped();
-            entry.rolledBack = result.rolled_back();
-            entry.error = error(result.error());
-            one.entries.append(std::move(entry));
-        }
-        out.instances.append(std::move(one));
+        out.instances.append(instanceSetOutcome(instance));
     }
     for (const auto &nodeError : reply.errors()) {
         out.errors.append(error(nodeError));
     }
+    for (const auto &entry : reply.plan()) {
+        out.plan.append(planEntry(entry));
+    }
+    return out;
+}
+
+ProfileError profileError(const ctl::v1::ProfileError &error)
+{
+    ProfileError out;
+    out.file = text(error.file());
+    out.line = static_cast<int>(error.line());
+    out.column = static_cast<int>(error.column());
+    out.message = text(error.message());
+    return out;
+}
+
+ProfileList profileList(const ctl::v1::ListProfilesReply &reply)
+{
+    ProfileList out;
+    out.profiles.reserve(reply.profiles_size());
+    for (const auto &profile : reply.profiles()) {
+        ProfileSummary one;
+        one.name = text(profile.name());
+        one.description = text(profile.description());
+        one.extends = texts(profile.extends());
+        one.matchesNode = profile.matches_node();
+        one.source = text(profile.source());
+        one.updatedNs = profile.updated_ns();
+        out.profiles.append(std::move(one));
+    }
+    for (const auto &loadError : reply.errors()) {
+        out.errors.append(profileError(loadError));
+    }
+    return out;
+}
+
+ProfileText profileText(const ctl::v1::GetProfileReply &reply)
+{
+    return {text(reply.name()), text(reply.yaml()), text(reply.source())};
+}
+
+QList<ProfileError> profileErrors(const ctl::v1::PutProfileReply &reply)
+{
+    QList<ProfileError> out;
+    out.reserve(reply.errors_size());
+    for (const auto &putError : reply.errors()) {
+        out.append(profileError(putError));
+    }
+    return out;
+}
+
+ProfilePlan profilePlan(const ctl::v1::ProfilePlan &plan)
+{
+    ProfilePlan out;
+    out.profile = text(plan.profile());
+    out.matchesNode = plan.matches_node();
+    for (const auto &planError : plan.errors()) {
+        out.errors.append(profileError(planError));
+    }
+    out.entries.reserve(plan.entries_size());
+    for (const auto &entry : plan.entries()) {
+        out.entries.append(planEntry(entry));
+    }
+    out.applied = plan.applied();
+    out.historyId = plan.history_id();
+    for (const auto &result : plan.results()) {
+        out.results.append(instanceSetOutcome(result));
+    }
+    out.drift = static_cast<int>(plan.drift());
+    return out;
+}
+
+RollbackOutcome rollbackOutcome(const ctl::v1::RollbackReply &reply)
+{
+    RollbackOutcome out;
+    out.applied = reply.applied();
+    out.historyId = reply.history_id();
+    out.entries.reserve(reply.entries_size());
+    for (const auto &entry : reply.entries()) {
+        out.entries.append(planEntry(entry));
+    }
+    for (const auto &result : reply.results()) {
+        out.results.append(instanceSetOutcome(result));
+    }
+    for (const auto &nodeError : reply.errors()) {
+        out.errors.append(error(nodeError));
+    }
+    return out;
+}
+
+FlushOutcome flushOutcome(const ctl::v1::FlushJobReply &reply)
+{
+    FlushOutcome out;
+    out.jobId = text(reply.job_id());
+    out.ok = reply.ok();
+    out.durationUs = reply.duration_us();
+    out.instances.reserve(reply.instances_size());
+    for (const auto &report : reply.instances()) {
+        InstanceFlushReport one;
+        one.instance = text(report.instance());
+        one.error = error(report.error());
+        one.locksCancelled = report.locks_cancelled();
+        one.pagesDropped = report.pages_dropped();
+        one.bytesWrittenBack = report.bytes_written_back();
+        one.durationUs = report.duration_us();
+        one.problems = texts(report.errors());
+        out.instances.append(std::move(one));
+    }
+    out.historyId = reply.history_id();
+    return out;
+}
+
+Counter counter(const params::v1::Counter &wire)
+{
+    Counter out;
+    out.name = text(wire.name());
+    out.unit = text(wire.unit());
+    out.samples = wire.samples();
+    out.withMinMaxSum = wire.with_min_max_sum();
+    out.min = wire.min();
+    out.max = wire.max();
+    out.sum = wire.sum();
+    return out;
+}
+
+QList<JobStat> jobStats(const ctl::v1::GetJobStatsReply &reply)
+{
+    QList<JobStat> out;
+    out.reserve(reply.jobs_size());
+    for (const auto &job : reply.jobs()) {
+        JobStat one;
+        one.instance = text(job.instance());
+        one.block = text(job.block());
+        one.jobId = text(job.job_id());
+        one.snapshotTimeS = job.snapshot_time_s();
+        one.counters.reserve(job.counters_size());
+        for (const auto &wire : job.counters()) {
+            one.counters.append(counter(wire));
+        }
+        out.append(std::move(one));
+    }
+    return out;
+}
+
+HistoryPoint historyPoint(const ctl::v1::HistoryPoint &point)
+{
+    HistoryPoint out;
+    out.id = point.id();
+    out.timeNs = point.time_ns();
+    out.principal = text(point.principal());
+    out.action = text(point.action());
+    out.description = text(point.description());
+    out.profile = text(point.profile());
+    out.outcome = text(point.outcome());
+    out.changes.reserve(point.changes_size());
+    for (const auto &change : point.changes()) {
+        HistoryChange one;
+        one.instance = text(change.instance());
+        one.name = text(change.name());
+        one.oldValue = text(change.old_value());
+        one.requested = text(change.requested());
+        one.readBack = text(change.read_back());
+        one.ok = change.ok();
+        one.error = text(change.error());
+        out.changes.append(std::move(one));
+    }
+    return out;
+}
+
+HistoryPage historyPage(const ctl::v1::ListHistoryReply &reply)
+{
+    HistoryPage out;
+    out.points.reserve(reply.points_size());
+    for (const auto &point : reply.points()) {
+        out.points.append(historyPoint(point));
+    }
+    out.nextBeforeId = reply.next_before_id();
     return out;
 }
 
@@ -188,16 +382,8 @@ CounterBlock counterBlock(const params::v1::CounterBlock &block)
     out.snapshotTimeNs = block.snapshot_time_ns();
     out.startTimeNs = block.start_time_ns();
     out.counters.reserve(block.counters_size());
-    for (const auto &counter : block.counters()) {
-        Counter one;
-        one.name = text(counter.name());
-        one.unit = text(counter.unit());
-        one.samples = counter.samples();
-        one.withMinMaxSum = counter.with_min_max_sum();
-        one.min = counter.min();
-        one.max = counter.max();
-        one.sum = counter.sum();
-        out.counters.append(std::move(one));
+    for (const auto &one : block.counters()) {
+        out.counters.append(counter(one));
     }
     return out;
 }

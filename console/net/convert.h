@@ -4,6 +4,7 @@
 
 #include "core/types.h"
 #include "lutra/ctl/v1/ctl.pb.h"
+#include "net/profile_text.h"
 
 namespace lutra::console::convert {
 
@@ -21,7 +22,23 @@ QList<InstanceValue> values(const ctl::v1::GetParamsReply &reply);
 
 // The message, or the code's name when a message is missing; "" for ERROR_CODE_OK.
 QString error(const params::v1::Error &error);
+PlanEntry planEntry(const ctl::v1::PlanEntry &entry);
+InstanceSetOutcome instanceSetOutcome(const ctl::v1::InstanceSetResult &result);
 SetOutcome setOutcome(const ctl::v1::SetParamsReply &reply, bool dryRun);
+
+ProfileError profileError(const ctl::v1::ProfileError &error);
+ProfileList profileList(const ctl::v1::ListProfilesReply &reply);
+ProfileText profileText(const ctl::v1::GetProfileReply &reply);
+QList<ProfileError> profileErrors(const ctl::v1::PutProfileReply &reply);
+ProfilePlan profilePlan(const ctl::v1::ProfilePlan &plan);
+RollbackOutcome rollbackOutcome(const ctl::v1::RollbackReply &reply);
+
+FlushOutcome flushOutcome(const ctl::v1::FlushJobReply &reply);
+Counter counter(const params::v1::Counter &wire);
+QList<JobStat> jobStats(const ctl::v1::GetJobStatsReply &reply);
+
+HistoryPoint historyPoint(const ctl::v1::HistoryPoint &point);
+HistoryPage historyPage(const ctl::v1::ListHistoryReply &reply);
 
 CounterBlock counterBlock(const params::v1::CounterBlock &block);
 CounterUpdate counterUpdate(const ctl::v1::CounterUpdate &update);

@@ -1,6 +1,7 @@
 #pragma once
 // Where one node's lutra-ctld is and how to authenticate to it, and the result of one call.
 
+#include <QByteArray>
 #include <QString>
 
 namespace lutra::console {
@@ -18,6 +19,9 @@ template <typename T> struct Reply {
     bool ok = false;
     QString error; // "UNAVAILABLE: failed to connect ...": the gRPC code and message
     T value;
+    // The reply message as `lutractl --json` prints it under "result" (proto field names,
+    // defaults included); empty when the call failed. Filled for every call: a few µs.
+    QByteArray json;
 };
 
 } // namespace lutra::console

@@ -1,5 +1,6 @@
 #include "net/node_connection.h"
 
+#include "client/reply_json.h"
 #include "net/convert.h"
 #include "net/reactors.h"
 
@@ -128,26 +129,36 @@ void NodeConnection::cancel(quint64 call)
     m_tracker->cancel(call);
 }
 
-template <typename Value, typename Response, typename Request, typename Start, typename Convert>
-quint64 NodeConnection::startCall(Request request, Start start, Convert convert,
-                                  std::function<void(Reply<Value>)> done)
+template <typename Value>
+quint64 NodeConnection::failCall(QString error, std::function<void(Reply<Value>)> done)
 {
     const quint64 id = m_nextCallId++;
     m_pending.insert(id, QString());
+    Reply<Value> reply;
+    reply.error = std::move(error);
+    QMetaObject::invokeMethod(
+        this,
+        [this, id, reply = std::move(reply), done = std::move(done)]() mutable {
+            finishCall(id, std::move(reply), done);
+        },
+        Qt::QueuedConnection);
+    return id;
+}
+
+template <typename Value, typename Response, typename Request, typename Start, typename Convert>
+quint64 NodeConnection::startCall(Request request, Start start, Convert convert,
+                                  std::function<void(Reply<Value>)> done, int timeoutMs)
+{
     if (!m_session) {
-        Reply<Value> reply;
-        reply.error =
-            m_lastError.isEmpty() ? QStringLiteral("UNAVAILABLE: not connected") : m_lastError;
-        QMetaObject::invokeMethod(
-            this,
-            [this, id, reply = std::move(reply), done = std::move(done)]() mutable {
-                finishCall(id, std::move(reply), done);
-            },
-            Qt::QueuedConnection);
-        return id;
+        return failCall(m_lastError.isEmpty() ? QStringLiteral("UNAVAILABLE: not connected")
+                                              : m_lastError,
+                        std::move(done));
     }
+    const quint64 id = m_nextCallId++;
+    m_pending.insert(id, QString());
     auto call = std::make_shared<CallState<Request, Response>>();
-    call->context = m_session->client.context(std::chrono::milliseconds(m_endpoint.callTimeoutMs));
+    call->context = m_session->client.context(
+        std::chrono::milliseconds(timeoutMs > 0 ? timeoutMs : m_endpoint.callTimeoutMs));
     call->request = std::move(request);
     m_tracker->begin(id, call->context.get());
     // Runs on a gRPC thread: convert, post, never block. `this` is alive until tracker->end():
@@ -158,6 +169,8 @@ quint64 NodeConnection::startCall(Request request, Start start, Convert convert,
         if (status.ok()) {
             reply.ok = true;
             reply.value = convert(call->response);
+            // For every call, wanted or not: microseconds next to the round trip.
+            reply.json = QByteArray::fromStdString(ctld::replyJson(call->response));
         } else {
             reply.error = QString::fromStdString(ctld::describe(status));
         }
@@ -284,6 +297,147 @@ quint64 NodeConnection::getCounterHistory(const QString &instanceGlob, const QSt
             async.GetCounterHistory(context, request, response, std::move(callback));
         },
         [](const ctl::v1::GetCounterHistoryReply &reply) { return convert::history(reply); },
+        std::move(done));
+}
+
+quint64 NodeConnection::listProfiles(std::function<void(Reply<ProfileList>)> done)
+{
+    return startCall<ProfileList, ctl::v1::ListProfilesReply>(
+        ctl::v1::ListProfilesRequest(),
+        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
+            async.ListProfiles(context, request, response, std::move(callback));
+        },
+        [](const ctl::v1::ListProfilesReply &reply) { return convert::profileList(reply); },
+        std::move(done));
+}
+
+quint64 NodeConnection::getProfile(const QString &name,
+                                   std::function<void(Reply<ProfileText>)> done)
+{
+    ctl::v1::GetProfileRequest request;
+    request.set_name(name.toStdString());
+    return startCall<ProfileText, ctl::v1::GetProfileReply>(
+        std::move(request),
+        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
+            async.GetProfile(context, request, response, std::move(callback));
+        },
+        [](const ctl::v1::GetProfileReply &reply) { return convert::profileText(reply); },
+        std::move(done));
+}
+
+quint64 NodeConnection::putProfile(const QString &yaml,
+                                   std::function<void(Reply<QList<ProfileError>>)> done)
+{
+    ctl::v1::PutProfileRequest request;
+    request.set_yaml(yaml.toStdString());
+    return startCall<QList<ProfileError>, ctl::v1::PutProfileReply>(
+        std::move(request),
+        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
+            async.PutProfile(context, request, response, std::move(callback));
+        },
+        [](const ctl::v1::PutProfileReply &reply) { return convert::profileErrors(reply); },
+        std::move(done));
+}
+
+quint64 NodeConnection::profile(ProfileMode mode, const QString &name, const QString &inlineYaml,
+                                bool force, std::function<void(Reply<ProfilePlan>)> done)
+{
+    // ctld would accept an inline ApplyProfile from an admin; the console applies only what is
+    // stored, so what was applied can be named and opened again later.
+    if (mode != ProfileMode::diff && !inlineYaml.isEmpty()) {
+        return failCall(QStringLiteral("INVALID_ARGUMENT: an inline profile can only be diffed; "
+                                       "store it first, then apply or verify it by name"),
+                        std::move(done));
+    }
+    ctl::v1::ProfileRequest request;
+    request.set_name(name.toStdString());
+    request.set_yaml(inlineYaml.toStdString());
+    request.set_force(force);
+    return startCall<ProfilePlan, ctl::v1::ProfilePlan>(
+        std::move(request),
+        [mode](auto &async, auto *context, auto *request, auto *response, auto callback) {
+            switch (mode) {
+            case ProfileMode::diff:
+                async.DiffProfile(context, request, response, std::move(callback));
+                break;
+            case ProfileMode::apply:
+                async.ApplyProfile(context, request, response, std::move(callback));
+                break;
+            case ProfileMode::verify:
+                async.VerifyProfile(context, request, response, std::move(callback));
+                break;
+            }
+        },
+        [](const ctl::v1::ProfilePlan &reply) { return convert::profilePlan(reply); },
+        std::move(done));
+}
+
+quint64 NodeConnection::rollback(quint64 historyId, bool dryRun,
+                                 std::function<void(Reply<RollbackOutcome>)> done)
+{
+    ctl::v1::RollbackRequest request;
+    request.set_history_id(historyId);
+    request.set_dry_run(dryRun);
+    return startCall<RollbackOutcome, ctl::v1::RollbackReply>(
+        std::move(request),
+        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
+            async.Rollback(context, request, response, std::move(callback));
+        },
+        [](const ctl::v1::RollbackReply &reply) { return convert::rollbackOutcome(reply); },
+        std::move(done));
+}
+
+quint64 NodeConnection::flushJob(const QString &jobId, bool all, int timeoutMs,
+                                 std::function<void(Reply<FlushOutcome>)> done)
+{
+    constexpr int kCtldDefaultFlushMs = 30000; // what ctld uses for timeout_ms 0
+    constexpr int kFlushSlackMs = 5000;        // ctld's own work around the instances' flushes
+    const int flushMs = timeoutMs > 0 ? timeoutMs : kCtldDefaultFlushMs;
+    ctl::v1::FlushJobRequest request;
+    request.set_job_id(jobId.toStdString());
+    request.set_all(all);
+    request.set_timeout_ms(static_cast<std::uint32_t>(std::max(timeoutMs, 0)));
+    return startCall<FlushOutcome, ctl::v1::FlushJobReply>(
+        std::move(request),
+        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
+            async.FlushJob(context, request, response, std::move(callback));
+        },
+        [](const ctl::v1::FlushJobReply &reply) { return convert::flushOutcome(reply); },
+        std::move(done), std::max(m_endpoint.callTimeoutMs, flushMs + kFlushSlackMs));
+}
+
+quint64 NodeConnection::getJobStats(const QString &jobGlob,
+                                    std::function<void(Reply<QList<JobStat>>)> done)
+{
+    ctl::v1::GetJobStatsRequest request;
+    request.set_job_id(jobGlob.toStdString());
+    return startCall<QList<JobStat>, ctl::v1::GetJobStatsReply>(
+        std::move(request),
+        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
+            async.GetJobStats(context, request, response, std::move(callback));
+        },
+        [](const ctl::v1::GetJobStatsReply &reply) { return convert::jobStats(reply); },
+        std::move(done));
+}
+
+quint64 NodeConnection::listHistory(const HistoryQuery &query,
+                                    std::function<void(Reply<HistoryPage>)> done)
+{
+    ctl::v1::ListHistoryRequest request;
+    request.set_limit(static_cast<std::uint32_t>(std::max(query.limit, 0)));
+    request.set_before_id(query.beforeId);
+    request.set_principal(query.principal.toStdString());
+    request.set_action(query.action.toStdString());
+    request.set_param(query.param.toStdString());
+    request.set_instance(query.instance.toStdString());
+    request.set_since_ns(query.sinceNs);
+    request.set_until_ns(query.untilNs);
+    return startCall<HistoryPage, ctl::v1::ListHistoryReply>(
+        std::move(request),
+        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
+            async.ListHistory(context, request, response, std::move(callback));
+        },
+        [](const ctl::v1::ListHistoryReply &reply) { return convert::historyPage(reply); },
         std::move(done));
 }
 

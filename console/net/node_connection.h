@@ -5,6 +5,7 @@
 
 #include "core/types.h"
 #include "net/endpoint.h"
+#include "net/profile_text.h"
 
 #include <QHash>
 #include <QObject>
@@ -24,6 +25,9 @@ class CounterSlot;
 class CounterStream;
 struct Session;
 } // namespace net
+
+// DiffProfile (a dry run against live values), ApplyProfile, VerifyProfile (drift).
+enum class ProfileMode { diff, apply, verify };
 
 class NodeConnection : public QObject {
     Q_OBJECT
@@ -67,6 +71,27 @@ public:
     quint64 getCounterHistory(const QString &instanceGlob, const QString &counterGlob,
                               qint64 sinceNs,
                               std::function<void(Reply<QList<HistorySeries>>)> done);
+
+    quint64 listProfiles(std::function<void(Reply<ProfileList>)> done);
+    quint64 getProfile(const QString &name, std::function<void(Reply<ProfileText>)> done);
+    // The value is the document's errors (line:col); the profile is stored only when it is empty.
+    quint64 putProfile(const QString &yaml, std::function<void(Reply<QList<ProfileError>>)> done);
+    // A stored or shipped profile by name, or (diff only) an inline document; apply and verify
+    // with an inline document fail with INVALID_ARGUMENT. `force` applies a profile whose
+    // `match` excludes the node.
+    quint64 profile(ProfileMode mode, const QString &name, const QString &inlineYaml, bool force,
+                    std::function<void(Reply<ProfilePlan>)> done);
+    // Back to the values in force right after history point `historyId`.
+    quint64 rollback(quint64 historyId, bool dryRun,
+                     std::function<void(Reply<RollbackOutcome>)> done);
+    // One job (or every job with `all` and an empty id); `timeoutMs` per instance, 0: ctld's
+    // 30 s. The call's deadline allows for it: max(callTimeoutMs, timeout + 5 s).
+    quint64 flushJob(const QString &jobId, bool all, int timeoutMs,
+                     std::function<void(Reply<FlushOutcome>)> done);
+    quint64 getJobStats(const QString &jobGlob, std::function<void(Reply<QList<JobStat>>)> done);
+    // Newest first; page with query.beforeId = the previous page's nextBeforeId.
+    quint64 listHistory(const HistoryQuery &query, std::function<void(Reply<HistoryPage>)> done);
+
     void cancel(quint64 call);
 
 signals:
@@ -77,9 +102,13 @@ signals:
 
 private:
     // Defined in node_connection.cpp, the only place that knows the generated gRPC types.
+    // `timeoutMs` 0: the endpoint's callTimeoutMs.
     template <typename Value, typename Response, typename Request, typename Start, typename Convert>
     quint64 startCall(Request request, Start start, Convert convert,
-                      std::function<void(Reply<Value>)> done);
+                      std::function<void(Reply<Value>)> done, int timeoutMs = 0);
+    // A call that fails before reaching the node; `done` still runs from the event loop.
+    template <typename Value>
+    quint64 failCall(QString error, std::function<void(Reply<Value>)> done);
     template <typename Value>
     void finishCall(quint64 id, Reply<Value> reply, const std::function<void(Reply<Value>)> &done);
 

@@ -248,6 +248,258 @@ private slots:
         QCOMPARE(converted[0].min, QList<qint64>({1, 7}));
         QCOMPARE(converted[0].max, QList<qint64>({9, 8}));
     }
+
+    void profiles()
+    {
+        ctl::v1::ListProfilesReply list;
+        auto *summary = list.add_profiles();
+        summary->set_name("compute");
+        summary->set_description("compute nodes");
+        summary->add_extends("base");
+        summary->set_matches_node(true);
+        summary->set_source("/etc/lutra/profiles/compute.yaml");
+        auto *stored = list.add_profiles();
+        stored->set_name("mine");
+        stored->set_source("stored");
+        stored->set_updated_ns(77);
+        auto *loadError = list.add_errors();
+        loadError->set_file("broken.yaml");
+        loadError->set_line(3);
+        loadError->set_column(5);
+        loadError->set_message("unknown key 'parms'");
+        const auto converted = convert::profileList(list);
+        QCOMPARE(converted.profiles.size(), 2);
+        QCOMPARE(converted.profiles[0].name, QString("compute"));
+        QCOMPARE(converted.profiles[0].description, QString("compute nodes"));
+        QCOMPARE(converted.profiles[0].extends, QStringList({"base"}));
+        QVERIFY(converted.profiles[0].matchesNode);
+        QCOMPARE(converted.profiles[0].source, QString("/etc/lutra/profiles/compute.yaml"));
+        QCOMPARE(converted.profiles[0].updatedNs, 0);
+        QVERIFY(!converted.profiles[1].matchesNode);
+        QCOMPARE(converted.profiles[1].source, QString("stored"));
+        QCOMPARE(converted.profiles[1].updatedNs, 77);
+        QCOMPARE(converted.errors.size(), 1);
+        QCOMPARE(converted.errors[0].file, QString("broken.yaml"));
+        QCOMPARE(converted.errors[0].line, 3);
+        QCOMPARE(converted.errors[0].column, 5);
+        QCOMPARE(converted.errors[0].message, QString("unknown key 'parms'"));
+
+        ctl::v1::GetProfileReply get;
+        get.set_name("mine");
+        get.set_yaml("name: mine\n");
+        get.set_source("stored");
+        const auto text = convert::profileText(get);
+        QCOMPARE(text.name, QString("mine"));
+        QCOMPARE(text.yaml, QString("name: mine\n"));
+        QCOMPARE(text.source, QString("stored"));
+
+        ctl::v1::PutProfileReply put;
+        put.set_name("mine");
+        QVERIFY(convert::profileErrors(put).isEmpty());
+        *put.add_errors() = list.errors(0);
+        const auto errors = convert::profileErrors(put);
+        QCOMPARE(errors.size(), 1);
+        QCOMPARE(profileErrorText(errors[0]), QString("broken.yaml:3:5: unknown key 'parms'"));
+    }
+
+    void profilePlans()
+    {
+        ctl::v1::ProfilePlan plan;
+        plan.set_profile("compute");
+        plan.set_matches_node(true);
+        auto *entry = plan.add_entries();
+        entry->set_instance("bench-a");
+        entry->set_name("llite.bench.max_read_ahead_mb");
+        entry->set_live("64");
+        entry->set_desired("256");
+        entry->set_changed(true);
+        entry->set_source("compute.yaml:14:3");
+        auto *same = plan.add_entries();
+        same->set_instance("bench-a");
+        same->set_name("osc.ost0.checksums");
+        same->set_live("1");
+        same->set_desired("on");
+        plan.set_applied(true);
+        plan.set_history_id(42);
+        auto *result = plan.add_results();
+        result->set_instance("bench-a");
+        result->mutable_result()->set_applied(true);
+        auto *set = result->mutable_result()->add_results();
+        set->set_name("llite.bench.max_read_ahead_mb");
+        set->set_old_value("64");
+        set->set_requested("256");
+        set->set_read_back("256");
+        plan.set_drift(1);
+        auto *planError = plan.add_errors();
+        planError->set_file("testnode");
+        planError->set_message("restored after a failure");
+
+        const auto converted = convert::profilePlan(plan);
+        QCOMPARE(converted.profile, QString("compute"));
+        QVERIFY(converted.matchesNode);
+        QCOMPARE(converted.entries.size(), 2);
+        QCOMPARE(converted.entries[0].instance, QString("bench-a"));
+        QCOMPARE(converted.entries[0].name, QString("llite.bench.max_read_ahead_mb"));
+        QCOMPARE(converted.entries[0].live, QString("64"));
+        QCOMPARE(converted.entries[0].desired, QString("256"));
+        QVERIFY(converted.entries[0].changed);
+        QCOMPARE(converted.entries[0].source, QString("compute.yaml:14:3"));
+        QVERIFY(!converted.entries[1].changed);
+        QVERIFY(converted.applied);
+        QCOMPARE(converted.historyId, 42u);
+        QCOMPARE(converted.results.size(), 1);
+        QCOMPARE(converted.results[0].instance, QString("bench-a"));
+        QVERIFY(converted.results[0].applied);
+        QCOMPARE(converted.results[0].entries.size(), 1);
+        QCOMPARE(converted.results[0].entries[0].readBack, QString("256"));
+        QVERIFY(converted.results[0].entries[0].error.isEmpty());
+        QCOMPARE(converted.drift, 1);
+        QCOMPARE(converted.errors.size(), 1);
+        QCOMPARE(profileErrorText(converted.errors[0]),
+                 QString("testnode: restored after a failure"));
+    }
+
+    void rollbackOutcomes()
+    {
+        ctl::v1::RollbackReply reply;
+        reply.set_applied(false);
+        reply.set_history_id(0);
+        auto *entry = reply.add_entries();
+        entry->set_instance("bench-a");
+        entry->set_name("osc.ost0.max_pages_per_rpc");
+        entry->set_live("512");
+        entry->set_desired("1024");
+        entry->set_changed(true);
+        entry->set_source("point 7");
+        auto *result = reply.add_results();
+        result->set_instance("bench-a");
+        auto *gone = reply.add_errors();
+        gone->set_code(params::v1::ERROR_CODE_NOT_FOUND);
+        gone->set_message("bench-b osc.ost0.max_pages_per_rpc: not running now");
+        const auto converted = convert::rollbackOutcome(reply);
+        QVERIFY(!converted.applied);
+        QCOMPARE(converted.historyId, 0u);
+        QCOMPARE(converted.entries.size(), 1);
+        QCOMPARE(converted.entries[0].live, QString("512"));
+        QCOMPARE(converted.entries[0].desired, QString("1024"));
+        QCOMPARE(converted.entries[0].source, QString("point 7"));
+        QCOMPARE(converted.results.size(), 1);
+        QCOMPARE(converted.results[0].instance, QString("bench-a"));
+        QCOMPARE(converted.errors,
+                 QStringList({"bench-b osc.ost0.max_pages_per_rpc: not running now"}));
+    }
+
+    void flushAndJobStats()
+    {
+        ctl::v1::FlushJobReply reply;
+        reply.set_job_id("jobA");
+        reply.set_ok(false);
+        reply.set_duration_us(1500);
+        reply.set_history_id(9);
+        auto *good = reply.add_instances();
+        good->set_instance("bench-a");
+        good->set_locks_cancelled(3);
+        good->set_pages_dropped(512);
+        good->set_bytes_written_back(1 << 20);
+        good->set_duration_us(1200);
+        good->add_errors("write-back of ost0 retried once");
+        auto *bad = reply.add_instances();
+        bad->set_instance("bench-b");
+        bad->mutable_error()->set_code(params::v1::ERROR_CODE_UNAVAILABLE);
+        bad->mutable_error()->set_message("bench-b: connection refused");
+        const auto flush = convert::flushOutcome(reply);
+        QCOMPARE(flush.jobId, QString("jobA"));
+        QVERIFY(!flush.ok);
+        QCOMPARE(flush.durationUs, 1500u);
+        QCOMPARE(flush.historyId, 9u);
+        QCOMPARE(flush.instances.size(), 2);
+        QCOMPARE(flush.instances[0].instance, QString("bench-a"));
+        QVERIFY(flush.instances[0].error.isEmpty());
+        QCOMPARE(flush.instances[0].locksCancelled, 3u);
+        QCOMPARE(flush.instances[0].pagesDropped, 512u);
+        QCOMPARE(flush.instances[0].bytesWrittenBack, quint64(1) << 20);
+        QCOMPARE(flush.instances[0].durationUs, 1200u);
+        QCOMPARE(flush.instances[0].problems, QStringList({"write-back of ost0 retried once"}));
+        QCOMPARE(flush.instances[1].error, QString("bench-b: connection refused"));
+
+        ctl::v1::GetJobStatsReply stats;
+        auto *job = stats.add_jobs();
+        job->set_instance("bench-a");
+        job->set_block("llite.bench.job_stats");
+        job->set_job_id("jobA");
+        job->set_snapshot_time_s(1700000000);
+        auto *read = job->add_counters();
+        read->set_name("read_bytes");
+        read->set_unit("bytes");
+        read->set_samples(10);
+        read->set_with_min_max_sum(true);
+        read->set_min(4096);
+        read->set_max(1 << 20);
+        read->set_sum(5 << 20);
+        const auto jobs = convert::jobStats(stats);
+        QCOMPARE(jobs.size(), 1);
+        QCOMPARE(jobs[0].instance, QString("bench-a"));
+        QCOMPARE(jobs[0].block, QString("llite.bench.job_stats"));
+        QCOMPARE(jobs[0].jobId, QString("jobA"));
+        QCOMPARE(jobs[0].snapshotTimeS, 1700000000);
+        QCOMPARE(jobs[0].counters.size(), 1);
+        QCOMPARE(jobs[0].counters[0].name, QString("read_bytes"));
+        QCOMPARE(jobs[0].counters[0].unit, QString("bytes"));
+        QCOMPARE(jobs[0].counters[0].samples, 10u);
+        QVERIFY(jobs[0].counters[0].withMinMaxSum);
+        QCOMPARE(jobs[0].counters[0].min, 4096);
+        QCOMPARE(jobs[0].counters[0].max, 1 << 20);
+        QCOMPARE(jobs[0].counters[0].sum, 5 << 20);
+    }
+
+    void historyPages()
+    {
+        ctl::v1::ListHistoryReply reply;
+        auto *point = reply.add_points();
+        point->set_id(12);
+        point->set_time_ns(5000);
+        point->set_principal("ada");
+        point->set_action("apply");
+        point->set_description("apply profile compute");
+        point->set_profile("compute");
+        point->set_outcome("applied");
+        auto *change = point->add_changes();
+        change->set_instance("bench-a");
+        change->set_name("llite.bench.max_read_ahead_mb");
+        change->set_old_value("64");
+        change->set_requested("256");
+        change->set_read_back("256");
+        change->set_ok(true);
+        auto *failed = point->add_changes();
+        failed->set_instance("bench-b");
+        failed->set_name("llite.bench.max_read_ahead_mb");
+        failed->set_error("out of range");
+        reply.add_points()->set_id(11);
+        reply.set_next_before_id(11);
+        const auto page = convert::historyPage(reply);
+        QCOMPARE(page.points.size(), 2);
+        QCOMPARE(page.nextBeforeId, 11u);
+        const auto &first = page.points[0];
+        QCOMPARE(first.id, 12u);
+        QCOMPARE(first.timeNs, 5000);
+        QCOMPARE(first.principal, QString("ada"));
+        QCOMPARE(first.action, QString("apply"));
+        QCOMPARE(first.description, QString("apply profile compute"));
+        QCOMPARE(first.profile, QString("compute"));
+        QCOMPARE(first.outcome, QString("applied"));
+        QCOMPARE(first.changes.size(), 2);
+        QCOMPARE(first.changes[0].instance, QString("bench-a"));
+        QCOMPARE(first.changes[0].name, QString("llite.bench.max_read_ahead_mb"));
+        QCOMPARE(first.changes[0].oldValue, QString("64"));
+        QCOMPARE(first.changes[0].requested, QString("256"));
+        QCOMPARE(first.changes[0].readBack, QString("256"));
+        QVERIFY(first.changes[0].ok);
+        QVERIFY(first.changes[0].error.isEmpty());
+        QVERIFY(!first.changes[1].ok);
+        QCOMPARE(first.changes[1].error, QString("out of range"));
+        QCOMPARE(page.points[1].id, 11u);
+        QVERIFY(page.points[1].changes.isEmpty());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestConsoleConvert)

@@ -3,6 +3,9 @@
 #include "ctld_fixture.h"
 #include "net/node_connection.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QPointer>
 #include <QSignalSpy>
 
@@ -96,6 +99,47 @@ bool allThreadsStopped(pid_t pid)
     return true;
 }
 
+const ProfileSummary *findProfile(const ProfileList &list, const QString &name)
+{
+    for (const auto &profile : list.profiles) {
+        if (profile.name == name) {
+            return &profile;
+        }
+    }
+    return nullptr;
+}
+
+QStringList profileNames(const ProfileList &list)
+{
+    QStringList names;
+    for (const auto &profile : list.profiles) {
+        names.append(profile.name);
+    }
+    return names;
+}
+
+QString fileText(const QString &path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        return {};
+    }
+    return QString::fromUtf8(file.readAll());
+}
+
+// For QVERIFY2, which formats its message whether or not the check fails.
+QString firstError(const QList<ProfileError> &errors)
+{
+    return errors.isEmpty() ? QString() : profileErrorText(errors.first());
+}
+
+QJsonObject jsonObject(const QByteArray &json)
+{
+    QJsonParseError error{};
+    const auto document = QJsonDocument::fromJson(json, &error);
+    return error.error == QJsonParseError::NoError ? document.object() : QJsonObject();
+}
+
 } // namespace
 
 class TestConsoleNet : public QObject {
@@ -109,6 +153,9 @@ class TestConsoleNet : public QObject {
     std::unique_ptr<BenchProcess> m_bench;
     std::unique_ptr<CtldProcess> m_ctld;
     std::unique_ptr<NodeConnection> m_admin;
+    quint64 m_applyId = 0; // the apply of "compute" in appliesVerifiesAndRollsBack
+    quint64 m_flushId = 0;
+    Reply<QList<JobStat>> m_jobs;
 
     QString config(const QString &listen) const
     {
@@ -550,6 +597,304 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(connection.state(), ConnectionState::ready, kWaitMs);
         QVERIFY2(connection.info().principal.startsWith("local:"),
                  qPrintable(connection.info().principal));
+    }
+
+    // --- part 2: profiles, rollback, jobs, history (on the ctld restarted above) ---
+
+    // The shipped profiles with their files and whether their match: selects this node.
+    void listsShippedProfiles()
+    {
+        QVERIFY(m_admin);
+        QTRY_COMPARE_WITH_TIMEOUT(m_admin->state(), ConnectionState::ready, kWaitMs);
+        const auto list =
+            await<ProfileList>([this](auto done) { m_admin->listProfiles(std::move(done)); });
+        QVERIFY2(list.ok, qPrintable(list.error));
+        QVERIFY2(list.value.errors.isEmpty(), qPrintable(firstError(list.value.errors)));
+        const QString dir = QStringLiteral(LUTRA_PROFILES_DIR);
+        const auto *base = findProfile(list.value, "base");
+        const auto *compute = findProfile(list.value, "compute");
+        const auto *ior = findProfile(list.value, "lu9906-ior");
+        QVERIFY(base && compute && ior);
+        QCOMPARE(base->source, dir + "/base.yaml");
+        QVERIFY(base->matchesNode); // no match: section
+        QVERIFY(base->extends.isEmpty());
+        QCOMPARE(compute->source, dir + "/compute.yaml");
+        QVERIFY(!compute->matchesNode); // node[001-128] / role: compute, not testnode
+        QCOMPARE(compute->extends, QStringList({"base"}));
+        QVERIFY(compute->description.startsWith("Compute nodes"));
+        QCOMPARE(compute->updatedNs, 0);
+        QVERIFY(!ior->matchesNode);
+        // The JSON is lutractl's: proto field names, defaults included.
+        const auto json = jsonObject(list.json);
+        QVERIFY(json["profiles"].isArray());
+        QVERIFY(json["errors"].isArray());
+        const auto first = json["profiles"].toArray().first().toObject();
+        for (const char *key : {"name", "description", "extends", "matches_node", "source"}) {
+            QVERIFY2(first.contains(key), key);
+        }
+    }
+
+    // A shipped profile's file as it is; a stored one as it was put; unknown: NOT_FOUND.
+    void getsAndPutsProfiles()
+    {
+        QVERIFY(m_admin);
+        const QString path = QStringLiteral(LUTRA_PROFILES_DIR) + "/compute.yaml";
+        const auto shipped = await<ProfileText>(
+            [this](auto done) { m_admin->getProfile("compute", std::move(done)); });
+        QVERIFY2(shipped.ok, qPrintable(shipped.error));
+        QCOMPARE(shipped.value.name, QString("compute"));
+        QCOMPARE(shipped.value.yaml, fileText(path));
+        QCOMPARE(shipped.value.source, path);
+
+        const QString yaml = "# the console's own\n"
+                             "name: console-stored\n"
+                             "extends: base\n"
+                             "params:\n"
+                             "  llite.*.max_read_ahead_mb: 96\n";
+        const auto put = await<QList<ProfileError>>(
+            [this, yaml](auto done) { m_admin->putProfile(yaml, std::move(done)); });
+        QVERIFY2(put.ok, qPrintable(put.error));
+        QVERIFY(put.value.isEmpty());
+        QCOMPARE(jsonObject(put.json)["name"].toString(), QString("console-stored"));
+        const auto stored = await<ProfileText>(
+            [this](auto done) { m_admin->getProfile("console-stored", std::move(done)); });
+        QVERIFY2(stored.ok, qPrintable(stored.error));
+        QCOMPARE(stored.value.yaml, yaml);
+        QCOMPARE(stored.value.source, QString("stored"));
+
+        const auto unknown = await<ProfileText>(
+            [this](auto done) { m_admin->getProfile("no-such-profile", std::move(done)); });
+        QVERIFY(!unknown.ok);
+        QVERIFY2(unknown.error.startsWith("NOT_FOUND: ") &&
+                     unknown.error.contains("'no-such-profile'"),
+                 qPrintable(unknown.error));
+        QVERIFY(unknown.json.isEmpty());
+    }
+
+    // A document with a bad value: its errors at line:col, and nothing stored.
+    void putProfileWithABadValueStoresNothing()
+    {
+        QVERIFY(m_admin);
+        const auto list = [this] {
+            return await<ProfileList>(
+                [this](auto done) { m_admin->listProfiles(std::move(done)); });
+        };
+        const auto before = list();
+        QVERIFY2(before.ok, qPrintable(before.error));
+        const QString yaml = "name: console-bad\n"
+                             "params:\n"
+                             "  osc.*.max_rpcs_in_flight: [16, 32]\n";
+        const auto put = await<QList<ProfileError>>(
+            [this, yaml](auto done) { m_admin->putProfile(yaml, std::move(done)); });
+        QVERIFY2(put.ok, qPrintable(put.error)); // problems of the document are not a failed call
+        QCOMPARE(put.value.size(), 1);
+        const auto &error = put.value[0];
+        QCOMPARE(error.line, 3);
+        QCOMPARE(error.column, 29); // the value, after "  osc.*.max_rpcs_in_flight: "
+        QVERIFY2(error.message.contains("must be a scalar"), qPrintable(error.message));
+        const auto errors = jsonObject(put.json)["errors"].toArray();
+        QCOMPARE(errors.size(), 1);
+        QCOMPARE(errors[0].toObject()["line"].toInt(), 3);
+        const auto after = list();
+        QVERIFY2(after.ok, qPrintable(after.error));
+        QCOMPARE(profileNames(after.value), profileNames(before.value));
+        QVERIFY(!findProfile(after.value, "console-bad"));
+    }
+
+    // Diff of an inline document: live and desired values with the document's line.
+    void diffsAnInlineProfile()
+    {
+        QVERIFY(m_admin);
+        const QString yaml = "name: console-inline\n"
+                             "params:\n"
+                             "  llite.*.max_read_ahead_mb: 48\n";
+        const auto plan = await<ProfilePlan>([this, yaml](auto done) {
+            m_admin->profile(ProfileMode::diff, {}, yaml, false, std::move(done));
+        });
+        QVERIFY2(plan.ok, qPrintable(plan.error));
+        QCOMPARE(plan.value.profile, QString("console-inline"));
+        QVERIFY(plan.value.matchesNode);
+        QVERIFY(plan.value.errors.isEmpty());
+        QVERIFY(!plan.value.applied);
+        QCOMPARE(plan.value.historyId, 0u);
+        QVERIFY(!plan.value.entries.isEmpty());
+        for (const auto &entry : plan.value.entries) {
+            QCOMPARE(entry.instance, QString("bench-a"));
+            QVERIFY2(entry.name.startsWith("llite.") && entry.name.endsWith(".max_read_ahead_mb"),
+                     qPrintable(entry.name));
+            QVERIFY(!entry.live.isEmpty());
+            QCOMPARE(entry.desired, QString("48"));
+            QCOMPARE(entry.changed, entry.live != "48");
+            QVERIFY2(entry.source.startsWith("inline:3:"), qPrintable(entry.source));
+        }
+        // An inline document is for diffs only.
+        const auto inlineApply = await<ProfilePlan>([this, yaml](auto done) {
+            m_admin->profile(ProfileMode::apply, {}, yaml, false, std::move(done));
+        });
+        QVERIFY(!inlineApply.ok);
+        QVERIFY2(inlineApply.error.startsWith("INVALID_ARGUMENT: "), qPrintable(inlineApply.error));
+    }
+
+    // Apply by name (force: compute's match: excludes testnode), verify, then a dry-run rollback
+    // to the apply after a later change.
+    void appliesVerifiesAndRollsBack()
+    {
+        QVERIFY(m_admin);
+        const auto refused = await<ProfilePlan>([this](auto done) {
+            m_admin->profile(ProfileMode::apply, "compute", {}, false, std::move(done));
+        });
+        QVERIFY(!refused.ok);
+        QVERIFY2(refused.error.startsWith("FAILED_PRECONDITION: "), qPrintable(refused.error));
+
+        const auto apply = await<ProfilePlan>([this](auto done) {
+            m_admin->profile(ProfileMode::apply, "compute", {}, true, std::move(done));
+        });
+        QVERIFY2(apply.ok, qPrintable(apply.error));
+        QVERIFY2(apply.value.errors.isEmpty(), qPrintable(firstError(apply.value.errors)));
+        QVERIFY(apply.value.applied);
+        QVERIFY(apply.value.historyId > 0);
+        QVERIFY(!apply.value.matchesNode);
+        QVERIFY(!apply.value.results.isEmpty());
+        for (const auto &result : apply.value.results) {
+            QVERIFY2(result.applied, qPrintable(result.errors.join("; ")));
+        }
+        m_applyId = apply.value.historyId;
+        // Reply.json: lutractl's shape, proto field names; uint64 as a string as in proto3 JSON.
+        const auto json = jsonObject(apply.json);
+        QCOMPARE(json["history_id"].toString(), QString::number(m_applyId));
+        QCOMPARE(json["applied"].toBool(), true);
+        QCOMPARE(json["matches_node"].toBool(), false);
+        QVERIFY(json.contains("drift"));
+        const auto entries = json["entries"].toArray();
+        QCOMPARE(entries.size(), apply.value.entries.size());
+        const auto entry = entries.first().toObject();
+        for (const char *key : {"instance", "name", "live", "desired", "changed", "source"}) {
+            QVERIFY2(entry.contains(key), key);
+        }
+        QVERIFY(json["results"].toArray().first().toObject().contains("result"));
+
+        const auto verify = await<ProfilePlan>([this](auto done) {
+            m_admin->profile(ProfileMode::verify, "compute", {}, false, std::move(done));
+        });
+        QVERIFY2(verify.ok, qPrintable(verify.error));
+        QCOMPARE(verify.value.drift, 0);
+        QVERIFY(!verify.value.applied);
+        QCOMPARE(verify.value.entries.size(), apply.value.entries.size());
+
+        // Something changes after the apply; rolling back to the apply would undo it.
+        const auto set = await<SetOutcome>([this](auto done) {
+            m_admin->setParams({{"llite.*.max_read_ahead_mb", "32"}}, "bench-a", false,
+                               std::move(done));
+        });
+        QVERIFY2(set.ok && set.value.applied, qPrintable(set.error));
+        const auto rollback = await<RollbackOutcome>(
+            [this](auto done) { m_admin->rollback(m_applyId, true, std::move(done)); });
+        QVERIFY2(rollback.ok, qPrintable(rollback.error));
+        QVERIFY(!rollback.value.applied);
+        QCOMPARE(rollback.value.historyId, 0u); // a dry run records nothing
+        QVERIFY(rollback.value.errors.isEmpty());
+        QVERIFY(!rollback.value.entries.isEmpty());
+        for (const auto &back : rollback.value.entries) {
+            QCOMPARE(back.instance, QString("bench-a"));
+            QVERIFY2(back.name.endsWith(".max_read_ahead_mb"), qPrintable(back.name));
+            QCOMPARE(back.live, QString("32"));
+            QCOMPARE(back.desired, QString("256"));
+            QVERIFY(back.changed);
+        }
+        const auto still = await<QList<InstanceValue>>([this](auto done) {
+            m_admin->getParams({"llite.*.max_read_ahead_mb"}, "bench-a", std::move(done));
+        });
+        QVERIFY2(still.ok && !still.value.isEmpty(), qPrintable(still.error));
+        QCOMPARE(still.value[0].value, QString("32"));
+    }
+
+    // The bench's job: flushed with a report per instance; its stats with read_bytes.
+    void flushesAndReadsTheBenchJob()
+    {
+        QVERIFY(m_admin);
+        const auto flush = await<FlushOutcome>(
+            [this](auto done) { m_admin->flushJob("jobA", false, 20000, std::move(done)); },
+            kWaitMs);
+        QVERIFY2(flush.ok, qPrintable(flush.error));
+        QCOMPARE(flush.value.jobId, QString("jobA"));
+        QVERIFY(flush.value.ok);
+        QVERIFY(flush.value.historyId > 0);
+        QCOMPARE(flush.value.instances.size(), 1);
+        QCOMPARE(flush.value.instances[0].instance, QString("bench-a"));
+        QVERIFY2(flush.value.instances[0].error.isEmpty(),
+                 qPrintable(flush.value.instances[0].error));
+        QCOMPARE(jsonObject(flush.json)["job_id"].toString(), QString("jobA"));
+        m_flushId = flush.value.historyId;
+
+        // The workload reads all the time: read_bytes shows up with samples.
+        const auto readBytes = [this]() -> const Counter * {
+            m_jobs = await<QList<JobStat>>(
+                [this](auto done) { m_admin->getJobStats("job*", std::move(done)); });
+            for (const auto &job : m_jobs.value) {
+                for (const auto &counter : job.counters) {
+                    if (job.jobId == "jobA" && counter.name == "read_bytes" &&
+                        counter.samples > 0) {
+                        return &counter;
+                    }
+                }
+            }
+            return nullptr;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(readBytes() != nullptr, kWaitMs);
+        QVERIFY2(m_jobs.ok, qPrintable(m_jobs.error));
+        for (const auto &job : m_jobs.value) {
+            QCOMPARE(job.instance, QString("bench-a"));
+            QCOMPARE(job.jobId, QString("jobA"));
+            QVERIFY2(job.block.endsWith(".job_stats"), qPrintable(job.block));
+            QVERIFY(job.snapshotTimeS > 0);
+        }
+        QVERIFY(jsonObject(m_jobs.json)["jobs"].isArray());
+    }
+
+    // Paging with nextBeforeId walks consecutive points, newest first: the flush, the set, the
+    // apply.
+    void pagesThroughHistory()
+    {
+        QVERIFY(m_admin);
+        QVERIFY(m_applyId > 0 && m_flushId > 0);
+        HistoryQuery all;
+        all.limit = 3;
+        const auto three = await<HistoryPage>(
+            [this, all](auto done) { m_admin->listHistory(all, std::move(done)); });
+        QVERIFY2(three.ok, qPrintable(three.error));
+        QCOMPARE(three.value.points.size(), 3);
+
+        HistoryQuery query;
+        query.limit = 1;
+        QList<HistoryPoint> walked;
+        for (int page = 0; page < 3; ++page) {
+            const auto one = await<HistoryPage>(
+                [this, query](auto done) { m_admin->listHistory(query, std::move(done)); });
+            QVERIFY2(one.ok, qPrintable(one.error));
+            QCOMPARE(one.value.points.size(), 1);
+            QVERIFY(one.value.nextBeforeId != 0); // older points exist (the puts, the first set)
+            walked.append(one.value.points[0]);
+            query.beforeId = one.value.nextBeforeId;
+            if (page == 0) {
+                QCOMPARE(jsonObject(one.json)["next_before_id"].toString(),
+                         QString::number(one.value.nextBeforeId));
+            }
+        }
+        for (int i = 0; i < 3; ++i) {
+            QCOMPARE(walked[i].id, three.value.points[i].id);
+        }
+        QVERIFY(walked[0].id > walked[1].id && walked[1].id > walked[2].id);
+        QCOMPARE(walked[0].id, m_flushId);
+        QCOMPARE(walked[0].action, QString("flush"));
+        QCOMPARE(walked[1].action, QString("set"));
+        QCOMPARE(walked[1].principal, QString("ada"));
+        QCOMPARE(walked[1].changes.size(), 1);
+        QCOMPARE(walked[1].changes[0].requested, QString("32"));
+        QVERIFY(walked[1].changes[0].ok);
+        QCOMPARE(walked[2].id, m_applyId);
+        QCOMPARE(walked[2].action, QString("apply"));
+        QCOMPARE(walked[2].profile, QString("compute"));
+        QCOMPARE(walked[2].outcome, QString("ok")); // ctld's Outcome names, not types.h's comment
     }
 };
 
