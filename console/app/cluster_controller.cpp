@@ -1,6 +1,7 @@
 #include "app/cluster_controller.h"
 
 #include "app/fan_out_operation.h"
+#include "app/scripting.h"
 
 #include "core/readahead.h"
 
@@ -313,9 +314,53 @@ Role ClusterController::roleOn(const QStringList &addresses) const
 
 namespace lutra::console {
 
-void ClusterController::registerOperation(int id, FanOutOperation *operation)
+void ClusterController::registerOperation(int id, FanOutOperation *operation,
+                                          OperationRecord record)
 {
     m_running.insert(id, operation);
+    m_records.insert(id, std::move(record));
+}
+
+void ClusterController::recordOutcome(int id, const QString &address, const NodeOutcome &outcome)
+{
+    if (auto found = m_records.find(id); found != m_records.end()) {
+        found->outcomes.insert(address, outcome);
+    }
+}
+
+const OperationRecord *ClusterController::operationRecord(int id) const
+{
+    const auto found = m_records.constFind(id);
+    return found == m_records.constEnd() ? nullptr : &*found;
+}
+
+QString ClusterController::lutractlScript(const QStringList &addresses,
+                                          const QStringList &arguments) const
+{
+    return lutractlCommands(m_cluster, addresses, arguments).join('\n');
+}
+
+QByteArray ClusterController::operationJson(int id) const
+{
+    const auto *record = operationRecord(id);
+    if (record == nullptr) {
+        return {};
+    }
+    QList<NodeJson> nodes;
+    for (const auto &address : record->addresses) {
+        const auto found = record->outcomes.constFind(address);
+        NodeJson node;
+        node.node = address;
+        if (found == record->outcomes.constEnd()) {
+            node.error = QStringLiteral("not contacted");
+        } else {
+            node.ok = found->state == OpState::ok;
+            node.error = node.ok ? QString() : found->detail;
+            node.result = found->json;
+        }
+        nodes << node;
+    }
+    return lutractlJson(nodes);
 }
 
 FanOutOperation *ClusterController::operation(int id) const

@@ -5,6 +5,7 @@
 // Lives on the GUI thread; everything it receives comes there through queued invocations.
 
 #include "app/cluster_file.h"
+#include "app/fan_out_operation.h"
 #include "core/node_series.h"
 #include "models/cluster_model.h"
 #include "models/operations_model.h"
@@ -20,8 +21,6 @@
 namespace lutra::console {
 
 // Something that happened on a node at a time, drawn as a marker on its charts.
-class FanOutOperation;
-
 struct NodeEvent {
     qint64 timeMs = 0;
     QString label; // "clear", "flush 1002"
@@ -54,8 +53,15 @@ public:
     Role roleOn(const QStringList &addresses) const;
 
     // Running fan-outs by operation id, for the operations dock's cancel.
-    void registerOperation(int id, FanOutOperation *operation);
-    FanOutOperation *operation(int id) const;
+    void registerOperation(int id, FanOutOperation *operation, OperationRecord record);
+    void recordOutcome(int id, const QString &address, const NodeOutcome &outcome);
+    FanOutOperation *operation(int id) const; // null once it finished and went away
+    const OperationRecord *operationRecord(int id) const;
+    // The lutractl command line(s) running `arguments` on these nodes with this cluster's
+    // credentials, one line per credential set.
+    QString lutractlScript(const QStringList &addresses, const QStringList &arguments) const;
+    // The operation's result in lutractl's --json shape.
+    QByteArray operationJson(int id) const;
 
     ClusterModel &clusterModel() { return m_clusterModel; }
     SchemaModel &schemaModel() { return m_schemaModel; }
@@ -90,6 +96,7 @@ private:
     SchemaModel m_schemaModel;
     OperationsModel m_operations;
     QHash<int, QPointer<FanOutOperation>> m_running;
+    QHash<int, OperationRecord> m_records;
 };
 
 // Keeps what the charts draw over time: read_ahead_stats blocks and the gauges.

@@ -5,8 +5,8 @@
 namespace lutra::console {
 
 FanOutOperation::FanOutOperation(ClusterController &cluster, QString title, QStringList addresses,
-                                 Step step, QObject *parent)
-    : QObject(parent), m_cluster(cluster), m_title(std::move(title)),
+                                 Step step, QString script, QObject *parent)
+    : QObject(parent), m_cluster(cluster), m_title(std::move(title)), m_script(std::move(script)),
       m_addresses(std::move(addresses)), m_step(std::move(step))
 {
 }
@@ -19,7 +19,7 @@ void FanOutOperation::start(int concurrency)
         names << m_cluster.nodeName(address);
     }
     m_id = m_cluster.operationsModel().addOperation(m_title, names);
-    m_cluster.registerOperation(m_id, this);
+    m_cluster.registerOperation(m_id, this, OperationRecord{m_title, m_script, m_addresses, {}});
     startNext();
 }
 
@@ -71,6 +71,7 @@ void FanOutOperation::complete(const QString &address, NodeOutcome outcome)
     }
     model.setNodeState(m_id, name, outcome.state, outcome.detail);
     m_outcomes.insert(address, outcome);
+    m_cluster.recordOutcome(m_id, address, outcome);
     emit nodeFinished(address, outcome);
 }
 
@@ -95,6 +96,18 @@ void FanOutOperation::cancel()
 
 namespace lutra::console {
 
+QStringList setParamsArguments(const QList<Assignment> &assignments, bool dryRun)
+{
+    QStringList arguments{QStringLiteral("set_param")};
+    if (dryRun) {
+        arguments << QStringLiteral("--dry-run");
+    }
+    for (const auto &assignment : assignments) {
+        arguments << assignment.pattern + '=' + assignment.value;
+    }
+    return arguments;
+}
+
 FanOutOperation::Step setParamsStep(QList<Assignment> assignments, QString instanceGlob,
                                     bool dryRun,
                                     std::function<void(const QString &address,
@@ -112,6 +125,7 @@ FanOutOperation::Step setParamsStep(QList<Assignment> assignments, QString insta
                     sink(address, reply);
                 }
                 NodeOutcome outcome;
+                outcome.json = reply.json;
                 if (!reply.ok) {
                     outcome.state = reply.error.startsWith(QLatin1String("CANCELLED"))
                                         ? OpState::cancelled

@@ -27,6 +27,16 @@ struct NodeOutcome {
     OpState state = OpState::ok;
     QString detail;
     QList<InstanceLine> instances;
+    QByteArray json; // the node's reply as lutractl --json prints it ("" when the call failed)
+};
+
+// What stays of an operation after it ran: enough to redo it from a shell and to export its
+// result as `lutractl --json` would print it.
+struct OperationRecord {
+    QString title;
+    QString script;        // the lutractl command line(s) that do the same
+    QStringList addresses; // in the order they were asked
+    QHash<QString, NodeOutcome> outcomes;
 };
 
 class FanOutOperation : public QObject {
@@ -36,8 +46,9 @@ public:
     using Step = std::function<quint64(NodeConnection &connection,
                                        std::function<void(NodeOutcome)> finish)>;
 
+    // `script`: the lutractl command line(s) doing the same (see scripting.h).
     FanOutOperation(ClusterController &cluster, QString title, QStringList addresses, Step step,
-                    QObject *parent = nullptr);
+                    QString script, QObject *parent = nullptr);
 
     void start(int concurrency = 16);
     void cancel();
@@ -55,6 +66,7 @@ private:
 
     ClusterController &m_cluster;
     QString m_title;
+    QString m_script;
     QStringList m_addresses;
     Step m_step;
     int m_id = -1;
@@ -73,6 +85,9 @@ namespace lutra::console {
 
 // The step of a set (or its dry run) on one node; `sink` also gets every node's full reply, for
 // the per-instance result table.
+// The lutractl arguments of a set: `set_param [--dry-run] NAME=VALUE ...`.
+QStringList setParamsArguments(const QList<Assignment> &assignments, bool dryRun);
+
 FanOutOperation::Step setParamsStep(QList<Assignment> assignments, QString instanceGlob,
                                     bool dryRun,
                                     std::function<void(const QString &address,

@@ -168,9 +168,10 @@ void LockLruView::clearUnusedLocks()
             m_results->setNodeError(name, reply.error);
         }
     };
+    const QList<Assignment> clear{{kClear, QStringLiteral("clear")}};
     auto *dryRun = new FanOutOperation(
-        m_cluster, tr("dry run: lru_size=clear"), chosen,
-        setParamsStep({{kClear, QStringLiteral("clear")}}, {}, true, sink), this);
+        m_cluster, tr("dry run: lru_size=clear"), chosen, setParamsStep(clear, {}, true, sink),
+        m_cluster.lutractlScript(chosen, setParamsArguments(clear, true)), this);
     connect(dryRun, &FanOutOperation::finished, this,
             [this, chosen, dryRun] { onDryRunDone(chosen, dryRun); });
     dryRun->start();
@@ -236,10 +237,10 @@ void LockLruView::onDryRunDone(const QStringList &chosen, FanOutOperation *dryRu
         }
     };
     m_results->clear();
-    auto *apply = new FanOutOperation(m_cluster, tr("lru_size=clear"), ready,
-                                      setParamsStep({{kClear, QStringLiteral("clear")}}, {},
-                                                    false, sink),
-                                      this);
+    const QList<Assignment> clear{{kClear, QStringLiteral("clear")}};
+    auto *apply = new FanOutOperation(
+        m_cluster, tr("lru_size=clear"), ready, setParamsStep(clear, {}, false, sink),
+        m_cluster.lutractlScript(ready, setParamsArguments(clear, false)), this);
     connect(apply, &FanOutOperation::finished, this, [this, apply] {
         apply->deleteLater();
         m_clear->setEnabled(true);

@@ -4,7 +4,13 @@
 #include "app/fan_out_operation.h"
 #include "app/view_setup.h"
 
+#include <QApplication>
+#include <QClipboard>
+#include <QFile>
+#include <QFileDialog>
+#include <QHBoxLayout>
 #include <QHeaderView>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -13,7 +19,8 @@ namespace lutra::console {
 
 OperationsDock::OperationsDock(ClusterController &cluster, QWidget *parent)
     : QDockWidget(tr("Operations"), parent), m_cluster(cluster), m_tree(new QTreeView),
-      m_cancel(new QPushButton(tr("Cancel")))
+      m_cancel(new QPushButton(tr("Cancel"))), m_copy(new QPushButton(tr("Copy as lutractl"))),
+      m_export(new QPushButton(tr("Export JSON…")))
 {
     setObjectName("operations");
     m_tree->setObjectName("operations.tree");
@@ -22,11 +29,20 @@ OperationsDock::OperationsDock(ClusterController &cluster, QWidget *parent)
     m_cancel->setObjectName("operations.cancel");
     m_cancel->setToolTip(tr("Stop contacting further nodes and cancel the calls in flight; "
                             "nodes that already answered keep their outcome"));
+    m_copy->setObjectName("operations.copy");
+    m_copy->setToolTip(tr("Copy the lutractl command line that does the same"));
+    m_export->setObjectName("operations.export");
+    m_export->setToolTip(tr("Save the result as lutractl --json prints it"));
     auto *body = new QWidget;
     auto *layout = new QVBoxLayout(body);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addWidget(m_tree);
-    layout->addWidget(m_cancel, 0, Qt::AlignRight);
+    auto *buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    buttons->addWidget(m_copy);
+    buttons->addWidget(m_export);
+    buttons->addWidget(m_cancel);
+    layout->addLayout(buttons);
     setWidget(body);
 
     auto &model = m_cluster.operationsModel();
@@ -39,13 +55,15 @@ OperationsDock::OperationsDock(ClusterController &cluster, QWidget *parent)
                     m_tree->setCurrentIndex(index);
                     m_tree->scrollTo(index);
                 }
-                updateCancel();
+                updateButtons();
             });
-    connect(&model, &QAbstractItemModel::dataChanged, this, &OperationsDock::updateCancel);
+    connect(&model, &QAbstractItemModel::dataChanged, this, &OperationsDock::updateButtons);
     connect(m_tree->selectionModel(), &QItemSelectionModel::currentChanged, this,
-            &OperationsDock::updateCancel);
+            &OperationsDock::updateButtons);
     connect(m_cancel, &QPushButton::clicked, this, &OperationsDock::cancelSelected);
-    updateCancel();
+    connect(m_copy, &QPushButton::clicked, this, &OperationsDock::copySelectedAsLutractl);
+    connect(m_export, &QPushButton::clicked, this, [this] { exportSelected(); });
+    updateButtons();
 }
 
 int OperationsDock::selectedOperation() const
@@ -59,13 +77,54 @@ void OperationsDock::cancelSelected()
     if (auto *operation = m_cluster.operation(selectedOperation())) {
         operation->cancel();
     }
-    updateCancel();
+    updateButtons();
 }
 
-void OperationsDock::updateCancel()
+QString OperationsDock::copySelectedAsLutractl()
 {
-    auto *operation = m_cluster.operation(selectedOperation());
+    const auto *record = m_cluster.operationRecord(selectedOperation());
+    if (record == nullptr) {
+        return {};
+    }
+    QApplication::clipboard()->setText(record->script);
+    return record->script;
+}
+
+bool OperationsDock::exportSelected(QString path)
+{
+    const int id = selectedOperation();
+    if (m_cluster.operationRecord(id) == nullptr) {
+        return false;
+    }
+    if (path.isEmpty()) {
+        path = QFileDialog::getSaveFileName(this, tr("Export the result as JSON"),
+                                            QStringLiteral("lutra-operation-%1.json").arg(id),
+                                            tr("JSON (*.json)"));
+        if (path.isEmpty()) {
+            return false;
+        }
+    }
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+        file.write(m_cluster.operationJson(id)) < 0) {
+        QMessageBox::warning(this, tr("Export failed"),
+                             tr("Cannot write %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    return true;
+}
+
+void OperationsDock::updateButtons()
+{
+    const int id = selectedOperation();
+    auto *operation = m_cluster.operation(id);
     m_cancel->setEnabled(operation != nullptr && !operation->isFinished());
+    const auto *record = m_cluster.operationRecord(id);
+    m_copy->setEnabled(record != nullptr);
+    m_export->setEnabled(record != nullptr && operation == nullptr);
+    if (record != nullptr) {
+        m_copy->setToolTip(record->script);
+    }
 }
 
 } // namespace lutra::console

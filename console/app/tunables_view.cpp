@@ -244,8 +244,10 @@ void TunablesView::runSet(bool dry)
     };
     const QString title =
         (dry ? tr("dry run: %1=%2") : tr("set %1=%2")).arg(m_param, text);
+    const QList<Assignment> assignments{{m_param, text}};
     auto *operation = new FanOutOperation(
-        m_cluster, title, chosen, setParamsStep({{m_param, text}}, {}, dry, sink), this);
+        m_cluster, title, chosen, setParamsStep(assignments, {}, dry, sink),
+        m_cluster.lutractlScript(chosen, setParamsArguments(assignments, dry)), this);
     connect(operation, &FanOutOperation::finished, this, [this, operation, dry, chosen, text] {
         operation->deleteLater();
         m_busy = false;

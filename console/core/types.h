@@ -248,7 +248,7 @@ struct HistoryPoint {
     QString action; // "set", "apply", "rollback", "reconcile", "flush"
     QString description;
     QString profile;
-    QString outcome; // "applied", "failed", "rolled_back", "aborted"
+    QString outcome; // "ok", "partial" (some instances failed), "error", "aborted", "pending"
     QList<HistoryChange> changes;
 };
 

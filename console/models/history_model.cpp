@@ -12,9 +12,10 @@ namespace lutra::console {
 
 namespace {
 
-const QString failedOutcome = QStringLiteral("failed");
+// ctld's outcomes (ctl.proto HistoryPoint.outcome): ok, partial, error, aborted, pending.
+const QString failedOutcome = QStringLiteral("error");
 const QString abortedOutcome = QStringLiteral("aborted");
-const QString rolledBackOutcome = QStringLiteral("rolled_back");
+const QString partialOutcome = QStringLiteral("partial");
 
 // Indexes: a point's internal id is 0, a change's is its point's row + 1. Rows are only ever
 // appended, so a row number is a stable address (TreeItem::row() would search the siblings).
@@ -153,7 +154,7 @@ QVariant HistoryModel::data(const QModelIndex &index, int role) const
         }
         return {};
     case Qt::BackgroundRole:
-        if (column == Outcome && !change && entry.point.outcome == rolledBackOutcome) {
+        if (column == Outcome && !change && entry.point.outcome == partialOutcome) {
             return QBrush(warningColor());
         }
         return {};

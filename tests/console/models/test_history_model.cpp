@@ -28,7 +28,7 @@ HistoryPoint point(quint64 id, qint64 secondsAfterBase, const QString &outcome =
     result.principal = QStringLiteral("alice");
     result.action = QStringLiteral("set");
     result.description = QStringLiteral("set #%1").arg(id);
-    result.outcome = outcome.isEmpty() ? QStringLiteral("applied") : outcome;
+    result.outcome = outcome.isEmpty() ? QStringLiteral("ok") : outcome;
     return result;
 }
 
@@ -139,7 +139,7 @@ private slots:
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         tester.setUseFetchMore(true);
 
-        HistoryPoint rolledBack = point(42, 0, QStringLiteral("rolled_back"));
+        HistoryPoint rolledBack = point(42, 0, QStringLiteral("partial"));
         rolledBack.action = QStringLiteral("apply");
         rolledBack.description.clear();
         rolledBack.profile = QStringLiteral("compute");
@@ -160,7 +160,7 @@ private slots:
         rolledBack.changes = {applied, refused};
         FakeHistory fake;
         fake.points[QStringLiteral("node001")] = {
-            rolledBack, point(41, -60, QStringLiteral("failed")), point(40, -3600)};
+            rolledBack, point(41, -60, QStringLiteral("error")), point(40, -3600)};
         model.setSource({QStringLiteral("node001")}, HistoryQuery{},
                         [&fake](const QString &node, const HistoryQuery &query,
                                 const HistoryModel::Done &done) {
@@ -172,15 +172,14 @@ private slots:
         // The tester fetched on its own (its reset checks call fetchMore).
         QCOMPARE(
             printModel(model),
-            QStringList({"2026-12-01 14:32:05 | node001 | alice | apply | compute | rolled "
-                         "back | #42",
+            QStringList({"2026-12-01 14:32:05 | node001 | alice | apply | compute | partial "
+                         "| #42",
                          "   | client-lutra | osc.ost0.max_pages_per_rpc | 256 → 1024 | 1024 "
                          "| ok | ",
                          "   | bench-job1 | osc.ost0.max_pages_per_rpc | 256 → 4096 | 256 | "
                          "error: out of range: more than 1024 | ",
-                         "2026-12-01 14:31:05 | node001 | alice | set | set #41 | failed | #41",
-                         "2026-12-01 13:32:05 | node001 | alice | set | set #40 | applied | "
-                         "#40"}));
+                         "2026-12-01 14:31:05 | node001 | alice | set | set #41 | error | #41",
+                         "2026-12-01 13:32:05 | node001 | alice | set | set #40 | ok | #40"}));
         QVERIFY(!model.canFetchMore({}));
         QCOMPARE(fake.calls.size(), 1);
         QCOMPARE(fake.calls[0].second.limit, 50);
