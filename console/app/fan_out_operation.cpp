@@ -96,6 +96,18 @@ void FanOutOperation::cancel()
 
 namespace lutra::console {
 
+OpState failedCallState(const QString &grpcError)
+{
+    if (grpcError.startsWith(QLatin1String("CANCELLED"))) {
+        return OpState::cancelled;
+    }
+    if (grpcError.startsWith(QLatin1String("UNAVAILABLE")) ||
+        grpcError.startsWith(QLatin1String("DEADLINE_EXCEEDED"))) {
+        return OpState::unreachable;
+    }
+    return OpState::failed;
+}
+
 QStringList setParamsArguments(const QList<Assignment> &assignments, bool dryRun)
 {
     QStringList arguments{QStringLiteral("set_param")};
@@ -127,13 +139,7 @@ FanOutOperation::Step setParamsStep(QList<Assignment> assignments, QString insta
                 NodeOutcome outcome;
                 outcome.json = reply.json;
                 if (!reply.ok) {
-                    outcome.state = reply.error.startsWith(QLatin1String("CANCELLED"))
-                                        ? OpState::cancelled
-                                        : reply.error.startsWith(QLatin1String("UNAVAILABLE")) ||
-                                                  reply.error.startsWith(
-                                                      QLatin1String("DEADLINE_EXCEEDED"))
-                                              ? OpState::unreachable
-                                              : OpState::failed;
+                    outcome.state = failedCallState(reply.error);
                     outcome.detail = reply.error;
                     finish(std::move(outcome));
                     return;

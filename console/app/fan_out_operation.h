@@ -85,6 +85,10 @@ namespace lutra::console {
 
 // The step of a set (or its dry run) on one node; `sink` also gets every node's full reply, for
 // the per-instance result table.
+// How a failed call shows in the operations dock: cancelled, unreachable (the node did not
+// answer in time or at all) or failed (it answered no).
+OpState failedCallState(const QString &grpcError);
+
 // The lutractl arguments of a set: `set_param [--dry-run] NAME=VALUE ...`.
 QStringList setParamsArguments(const QList<Assignment> &assignments, bool dryRun);
 

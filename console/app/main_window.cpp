@@ -6,6 +6,7 @@
 #include "app/node_picker.h"
 #include "app/node_view.h"
 #include "app/operations_dock.h"
+#include "app/profiles_view.h"
 #include "app/readahead_view.h"
 #include "app/tunables_view.h"
 
@@ -28,6 +29,8 @@ MainWindow::MainWindow(ClusterController &cluster, QWidget *parent)
       m_lockLruView(new LockLruView(cluster, [this] { return m_clusterView->selectedAddresses(); })),
       m_tunablesView(
           new TunablesView(cluster, [this] { return m_clusterView->selectedAddresses(); })),
+      m_profilesView(
+          new ProfilesView(cluster, [this] { return m_clusterView->selectedAddresses(); })),
       m_operations(new OperationsDock(cluster, this)), m_frameTimer(new QTimer(this))
 {
     setObjectName("mainWindow");
@@ -37,6 +40,7 @@ MainWindow::MainWindow(ClusterController &cluster, QWidget *parent)
     m_tabs->addTab(m_readaheadView, tr("Readahead"));
     m_tabs->addTab(m_lockLruView, tr("Lock LRU"));
     m_tabs->addTab(m_tunablesView, tr("Tunables"));
+    m_tabs->addTab(m_profilesView, tr("Profiles"));
     setCentralWidget(m_tabs);
     addDockWidget(Qt::BottomDockWidgetArea, m_operations);
     resizeDocks({m_operations}, {170}, Qt::Vertical);
@@ -54,7 +58,12 @@ MainWindow::MainWindow(ClusterController &cluster, QWidget *parent)
         m_lockLruView->refresh();
         m_tunablesView->refresh();
     });
-    connect(m_tabs, &QTabWidget::currentChanged, this, [this] { frame(); });
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
+        if (index == profilesTab) {
+            m_profilesView->reloadProfiles(); // what the nodes store changes behind our back
+        }
+        frame();
+    });
     connect(m_frameTimer, &QTimer::timeout, this, &MainWindow::frame);
     m_frameTimer->start(1000);
 
@@ -115,6 +124,7 @@ void MainWindow::frame()
     case readaheadTab: m_readaheadView->refresh(); break;
     case lockLruTab: m_lockLruView->refresh(); break;
     case tunablesTab: m_tunablesView->refresh(); break;
+    case profilesTab: m_profilesView->refresh(); break;
     default: break;
     }
 }

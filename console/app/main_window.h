@@ -14,6 +14,7 @@ class ClusterView;
 class LockLruView;
 class NodeView;
 class OperationsDock;
+class ProfilesView;
 class ReadaheadView;
 class TunablesView;
 struct ClusterFile;
@@ -21,7 +22,7 @@ struct ClusterFile;
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum Tab { clusterTab, nodeTab, readaheadTab, lockLruTab, tunablesTab };
+    enum Tab { clusterTab, nodeTab, readaheadTab, lockLruTab, tunablesTab, profilesTab };
 
     explicit MainWindow(ClusterController &cluster, QWidget *parent = nullptr);
     ~MainWindow() override;
@@ -37,6 +38,7 @@ public:
     ReadaheadView *readaheadView() const { return m_readaheadView; }
     LockLruView *lockLruView() const { return m_lockLruView; }
     TunablesView *tunablesView() const { return m_tunablesView; }
+    ProfilesView *profilesView() const { return m_profilesView; }
     OperationsDock *operationsDock() const { return m_operations; }
     QTabWidget *tabs() const { return m_tabs; }
 
@@ -54,6 +56,7 @@ private:
     ReadaheadView *m_readaheadView;
     LockLruView *m_lockLruView;
     TunablesView *m_tunablesView;
+    ProfilesView *m_profilesView;
     OperationsDock *m_operations;
     QTimer *m_frameTimer;
 };

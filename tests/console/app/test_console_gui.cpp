@@ -10,21 +10,27 @@
 #include "app/node_picker.h"
 #include "app/node_view.h"
 #include "app/operations_dock.h"
+#include "app/profiles_view.h"
 #include "app/readahead_view.h"
 #include "app/tunables_view.h"
 #include "app/chart_grid.h"
 #include "models/cluster_model.h"
 #include "models/counter_blocks_model.h"
 #include "models/operations_model.h"
+#include "models/plan_model.h"
 #include "models/ranking_model.h"
 #include "models/set_result_model.h"
 #include "models/value_matrix_model.h"
 #include "widgets/heat_map.h"
 #include "widgets/param_editor.h"
+#include "widgets/profile_editor.h"
 #include "widgets/time_chart.h"
 
 #include <QApplication>
 #include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QLineEdit>
@@ -289,6 +295,7 @@ private slots:
         auto *view = m_window->readaheadView();
         m_window->showTab(MainWindow::readaheadTab);
         view->setScope(ReadaheadView::Scope::node);
+        view->setWindowMinutes(1);
         view->picker()->setCurrentAddress(m_cluster->addresses().first());
         QTRY_VERIFY_WITH_TIMEOUT(
             [&] {
@@ -301,9 +308,9 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(
             [&] {
                 m_window->frame();
-                return ratio->drawnPointCount("hit ratio") >= 3;
+                return ratio->drawnPointCount("hit ratio") >= 8;
             }(),
-            20000);
+            30000);
         // The rates chart draws the chosen counters, named from the data.
         auto *rates = view->nodeCharts()->charts().last();
         QCOMPARE(view->chosenCounters(), QStringList({"hits", "misses", "read_but_discarded"}));
@@ -421,6 +428,114 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(cell(*matrix, 1, 2), QString("9"), 10000);
         QVERIFY(matrix->differs(1, 2) || matrix->differs(0, 2));
         screenshot(*m_window, "tunables-differ");
+    }
+
+    void aProfileWithABadValueCannotBeSent()
+    {
+        auto *view = m_window->profilesView();
+        m_window->showTab(MainWindow::profilesTab);
+        QSignalSpy loaded(view, &ProfilesView::profilesLoaded);
+        view->reloadProfiles();
+        QVERIFY(loaded.wait(10000));
+        view->editor()->setText("name: gui-tuning\n"
+                                "match:\n"
+                                "  labels: {role: compute}\n"
+                                "params:\n"
+                                "  osc.*.max_rpcs_in_flight: 16\n"
+                                "  osc.*.max_pages_per_rpc: 99999\n");
+        view->editor()->checkNow();
+        QVERIFY(!view->editor()->isValid());
+        const auto errors = view->editor()->lastCheck().errors;
+        QCOMPARE(errors.size(), 1);
+        QCOMPARE(errors.first().line, 6);
+        QVERIFY2(errors.first().message.contains("max_pages_per_rpc"),
+                 qPrintable(errors.first().message));
+        auto *diff = m_window->findChild<QPushButton *>("profiles.diff");
+        QVERIFY(!diff->isEnabled());
+        QVERIFY2(diff->toolTip().contains("1 error"), qPrintable(diff->toolTip()));
+        QVERIFY(!m_window->findChild<QPushButton *>("profiles.apply")->isEnabled());
+        screenshot(*m_window, "profiles-error");
+    }
+
+    void profileDiffApplyVerifyAcrossNodes()
+    {
+        auto *view = m_window->profilesView();
+        m_window->showTab(MainWindow::profilesTab);
+        view->editor()->setText("name: gui-tuning\n"
+                                "match:\n"
+                                "  labels: {role: compute}\n"
+                                "params:\n"
+                                "  osc.*.max_rpcs_in_flight: 16\n"
+                                "  llite.*.max_read_ahead_mb: 48\n");
+        view->editor()->checkNow();
+        QVERIFY2(view->editor()->isValid(), qPrintable(view->editor()->statusText()));
+        QSignalSpy diffed(view, &ProfilesView::diffFinished);
+        QTest::mouseClick(m_window->findChild<QPushButton *>("profiles.diff"), Qt::LeftButton);
+        QVERIFY(diffed.wait(30000));
+        QCOMPARE(diffed.first().first().toBool(), true);
+        // Both nodes, every osc target and the readahead budget: live -> desired with the line.
+        const auto &plan = *view->plan();
+        QCOMPARE(plan.nodes(), QStringList({m_nodes[0]->name, m_nodes[1]->name}));
+        QVERIFY(plan.changedCount() >= 4);
+        bool sawSource = false;
+        for (int row = 0; row < plan.rowCount(); ++row) {
+            if (cell(plan, row, PlanModel::Parameter) == "llite.bench.max_read_ahead_mb") {
+                QCOMPARE(cell(plan, row, PlanModel::Desired), QString("48"));
+                QVERIFY2(cell(plan, row, PlanModel::Source) == "inline:6:3",
+                         qPrintable(cell(plan, row, PlanModel::Source)));
+                sawSource = true;
+            }
+        }
+        QVERIFY(sawSource);
+        screenshot(*m_window, "profiles-diff");
+
+        QString asked;
+        view->setConfirm([&](const QString &, const QString &text) {
+            asked = text;
+            return true;
+        });
+        auto *apply = m_window->findChild<QPushButton *>("profiles.apply");
+        QVERIFY(apply->isEnabled());
+        QSignalSpy applied(view, &ProfilesView::applyFinished);
+        QTest::mouseClick(apply, Qt::LeftButton);
+        QVERIFY(applied.wait(30000));
+        QCOMPARE(applied.first().first().toBool(), true);
+        QVERIFY2(asked.contains("gui-tuning") && asked.contains("2 node(s)"), qPrintable(asked));
+        // Every node now runs it: the value is read back through the node itself.
+        for (const auto &address : m_cluster->addresses()) {
+            bool done = false;
+            m_cluster->connection(address)->getParams(
+                {"llite.*.max_read_ahead_mb"}, {}, [&](Reply<QList<InstanceValue>> reply) {
+                    QVERIFY(reply.ok && !reply.value.isEmpty());
+                    QCOMPARE(reply.value.first().value, QString("48"));
+                    done = true;
+                });
+            QTRY_VERIFY(done);
+        }
+        screenshot(*m_window, "profiles-applied");
+
+        QSignalSpy verified(view, &ProfilesView::verifyFinished);
+        QTest::mouseClick(m_window->findChild<QPushButton *>("profiles.verify"), Qt::LeftButton);
+        QVERIFY(verified.wait(30000));
+        QCOMPARE(verified.first().first().toInt(), 0);
+        auto *table = m_window->findChild<QTableView *>("cluster.table");
+        QCOMPARE(cell(*table->model(), 0, ClusterModel::Drift), QString("none (gui-tuning)"));
+        // The operations dock can redo it from a shell and export it as lutractl --json would.
+        auto *dock = m_window->operationsDock();
+        const auto &operations = m_cluster->operationsModel();
+        dock->tree()->setCurrentIndex(operations.index(operations.rowCount() - 2, 0));
+        const auto script = dock->copySelectedAsLutractl();
+        QVERIFY2(script.contains("put-profile /tmp/gui-tuning.yaml") &&
+                     script.contains("apply gui-tuning"),
+                 qPrintable(script));
+        const auto path = m_dir.filePath("apply.json");
+        QVERIFY(dock->exportSelected(path));
+        QFile exported(path);
+        QVERIFY(exported.open(QIODevice::ReadOnly));
+        const auto json = QJsonDocument::fromJson(exported.readAll()).object();
+        QCOMPARE(json["summary"].toObject()["ok"].toInt(), 2);
+        QVERIFY(json["nodes"].toArray().first().toObject()["result"].toObject().contains(
+            "history_id"));
     }
 
     void aViewerSeesNoEditControlsAndIsToldWhy()
