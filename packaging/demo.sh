@@ -6,15 +6,26 @@
 #              ost0/ost1, running under its own Slurm-like job id)
 # and operates it the way an admin would, through lutractl fanned out over the cluster: status,
 # tunables, a profile (diff, apply, verify), job stats, a per-job flush, the audit trail.
-# On a terminal it then keeps the cluster running until Ctrl-C (try lutractl yourself).
+# Then it opens lutra-console on the cluster (a cluster file it writes): in a window when there
+# is a display, until the window is closed; without one, the console walks through every view
+# offscreen and saves a screenshot of each into a folder it names (then, on a terminal, the
+# cluster keeps running until Ctrl-C: try lutractl yourself).
+#
+# It builds only what it runs (no tests). LUTRA_DEMO_BIN=<dir> uses binaries built elsewhere
+# (CI runs the tour with its own build); LUTRA_DEMO_TOUR=1 takes the offscreen tour even with a
+# display; LUTRA_DEMO_DIR picks the working folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packaging/install-deps.sh
-cmake --preset release >/dev/null
-cmake --build --preset release
-
-bin=$PWD/build/release/bin
+if [[ -n "${LUTRA_DEMO_BIN:-}" ]]; then
+  bin=$(cd "$LUTRA_DEMO_BIN" && pwd)
+else
+  cmake --preset release -DLUTRA_BUILD_TESTS=OFF >/dev/null
+  cmake --build --preset release --target lutra-ctld lutractl lutra-target lutra-bench \
+    lutra-transport-tcp lutra-console
+  bin=$PWD/build/release/bin
+fi
 demo=${LUTRA_DEMO_DIR:-$(mktemp -d /tmp/lutra-demo.XXXXXX)}
 mkdir -p "$demo"
 pids=()
@@ -111,6 +122,26 @@ step -H "$node002" history --limit 5
 echo
 echo "lutra demo: Prometheus metrics of node001: http://$(sed -n 's/.*metrics=\([^ ]*\).*/\1/p' "$demo/node001/ctld.out")/metrics"
 echo "lutra demo: performance of the pieces: $bin/lutra-bench --help (rpc, small-read, ior-easy, ctl, fanout ...)"
+
+# The console on the same cluster: one group per role, the demo's admin token.
+cat >"$demo/cluster.yaml" <<YAML
+name: lutra demo
+token_file: $token
+groups:
+  - name: oss
+    hosts: $oss
+  - name: compute
+    hosts: $computes
+YAML
+if [[ -z "${LUTRA_DEMO_TOUR:-}" && ( -n "${DISPLAY:-}" || -n "${WAYLAND_DISPLAY:-}" ) ]]; then
+  echo "lutra demo: opening lutra-console (close its window to stop the demo)"
+  "$bin/lutra-console" --cluster "$demo/cluster.yaml"
+  exit 0
+fi
+echo
+echo "lutra demo: no display: lutra-console tours every view offscreen"
+QT_QPA_PLATFORM=offscreen "$bin/lutra-console" --cluster "$demo/cluster.yaml" --tour "$demo/screenshots"
+echo "lutra demo: the console's screenshots are in $demo/screenshots (open them with any image viewer)"
 
 if [[ -t 0 ]]; then
   echo "lutra demo: the cluster is running. Try:"

@@ -61,6 +61,18 @@ QStringList ClusterView::selectedAddresses() const
     return addresses;
 }
 
+void ClusterView::selectAddresses(const QStringList &addresses)
+{
+    QItemSelection selection;
+    for (int row = 0; row < m_filter->rowCount(); ++row) {
+        const auto index = m_filter->index(row, 0);
+        if (addresses.contains(index.data(ClusterModel::AddressRole).toString())) {
+            selection.select(index, m_filter->index(row, m_filter->columnCount() - 1));
+        }
+    }
+    m_table->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
+}
+
 void ClusterView::refresh()
 {
     m_cluster.clusterModel().setNowMs(QDateTime::currentMSecsSinceEpoch());

@@ -21,6 +21,8 @@ public:
 
     // Addresses of the selected rows, in table order; empty when nothing is selected.
     QStringList selectedAddresses() const;
+    // Selects exactly these nodes' rows (what cluster-wide actions then act on).
+    void selectAddresses(const QStringList &addresses);
     QTableView *table() const { return m_table; }
     void refresh();
 

@@ -5,6 +5,7 @@
 #include "app/cluster_file.h"
 #include "app/console_bench.h"
 #include "app/main_window.h"
+#include "app/tour.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -16,8 +17,9 @@ int main(int argc, char **argv)
 {
     using namespace lutra::console;
     for (int i = 1; i < argc; ++i) {
-        // The bench measures the GUI thread, not a display server: offscreen unless told.
-        if (qstrcmp(argv[i], "--bench") == 0 && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+        // The bench and the tour need no display: offscreen unless told otherwise.
+        if ((qstrcmp(argv[i], "--bench") == 0 || qstrcmp(argv[i], "--tour") == 0) &&
+            qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
             qputenv("QT_QPA_PLATFORM", "offscreen");
         }
     }
@@ -44,10 +46,14 @@ int main(int argc, char **argv)
         "bench", "measure the GUI thread's cost per frame with N synthetic nodes at 1 update/s, "
                  "for each N of a comma list (e.g. 1,128), and print JSON",
         "NODES");
+    const QCommandLineOption tourOption(
+        "tour", "walk through every view on the cluster offscreen, save a screenshot of each "
+                "into DIR, and exit (0 when every step worked)",
+        "DIR");
     const QCommandLineOption benchFramesOption("bench-frames", "frames per node count (default 30)",
                                                "N", "30");
     parser.addOptions({clusterOption, hostsOption, tokenOption, caOption, certOption, keyOption,
-                       benchOption, benchFramesOption});
+                       benchOption, benchFramesOption, tourOption});
     parser.process(app);
 
     if (parser.isSet(benchOption)) {
@@ -86,6 +92,15 @@ int main(int argc, char **argv)
     window.show();
     if (!parsed.file.nodes.isEmpty()) {
         window.openCluster(parsed.file);
+    }
+    if (parser.isSet(tourOption)) {
+        if (parsed.file.nodes.isEmpty()) {
+            std::fprintf(stderr, "lutra-console: --tour needs --cluster or -H\n");
+            return 2;
+        }
+        const int status = runTour(window, cluster, parser.value(tourOption));
+        cluster.shutdown();
+        return status;
     }
     return app.exec();
 }

@@ -108,6 +108,10 @@ ProfilesView::ProfilesView(ClusterController &cluster, TargetsProvider targets, 
     m_profilesView->setModel(m_profiles);
     setupResultTable(m_profilesView);
     m_profilesView->setSelectionMode(QAbstractItemView::SingleSelection);
+    // Descriptions are long: they get what is left, the rest what they need.
+    m_profilesView->horizontalHeader()->setSectionResizeMode(ProfilesModel::Description,
+                                                             QHeaderView::Stretch);
+    m_profilesView->horizontalHeader()->setStretchLastSection(false);
     m_loadErrorsView->setObjectName("profiles.loadErrors");
     m_loadErrorsView->setModel(m_loadErrors);
     setupResultTable(m_loadErrorsView);
@@ -259,6 +263,7 @@ void ProfilesView::openProfile(const QString &name)
                                     ? QStringLiteral("profile:") + name
                                     : reply.value.source.section('/', -1));
             m_editor->setText(reply.value.yaml);
+            m_openedText = reply.value.yaml;
             m_note->setText(reply.value.source == QLatin1String("stored")
                                 ? tr("%1: stored on the nodes").arg(name)
                                 : tr("%1: shipped in %2 — a changed copy is stored on the nodes "
@@ -353,9 +358,10 @@ void ProfilesView::apply()
     const auto chosen = m_diffedNodes;
     const QString name = documentName();
     if (!m_confirm(tr("Apply profile %1").arg(name),
-                   tr("Store profile %1 on %2 node(s) and apply it: %3 parameter change(s) from "
-                      "the dry run. Each node applies all of it or none of it; a node that "
-                      "refuses keeps its values and says why.")
+                   tr("%1 profile %2 on %3 node(s): %4 parameter change(s) from the dry run. "
+                      "Each node applies all of it or none of it; a node that refuses keeps its "
+                      "values and says why.")
+                       .arg(m_editor->text() == m_openedText ? tr("Apply") : tr("Store and apply"))
                        .arg(name)
                        .arg(chosen.size())
                        .arg(m_diffedChanges))) {
@@ -363,15 +369,33 @@ void ProfilesView::apply()
     }
     const QString text = m_editor->text();
     const bool force = m_force->isChecked();
+    const bool asKnown = text == m_openedText; // the nodes have this very document already
     m_busy = true;
     m_plan->clear();
     updateControls();
-    // Stored first, so the node records which profile it runs and verify can name it later.
-    auto step = [this, text, name, force](NodeConnection &connection,
-                                          std::function<void(NodeOutcome)> finish) {
+    const auto applyByName = [this, name, force](NodeConnection &connection, const QString &node,
+                                                 std::function<void(NodeOutcome)> finish) {
+        return connection.profile(ProfileMode::apply, name, {}, force,
+                                  [this, node, finish](Reply<ProfilePlan> reply) {
+                                      if (reply.ok) {
+                                          m_plan->setPlan(node, reply.value,
+                                                          PlanModel::Mode::apply);
+                                      } else {
+                                          m_plan->setNodeError(node, reply.error);
+                                      }
+                                      finish(planOutcome(reply, PlanModel::Mode::apply));
+                                  });
+    };
+    // An edited document is stored first, so the node records which profile it runs and
+    // verify can name it later; one the nodes already have is applied by its name.
+    auto step = [this, text, asKnown, applyByName](NodeConnection &connection,
+                                                   std::function<void(NodeOutcome)> finish) {
         const QString address = connection.address();
+        if (asKnown) {
+            return applyByName(connection, m_cluster.nodeName(address), std::move(finish));
+        }
         QPointer<NodeConnection> guard(&connection);
-        return connection.putProfile(text, [this, guard, address, name, force,
+        return connection.putProfile(text, [this, guard, address, applyByName,
                                             finish](Reply<QList<ProfileError>> stored) {
             const auto node = m_cluster.nodeName(address);
             if (!stored.ok || !stored.value.isEmpty() || guard == nullptr) {
@@ -385,19 +409,15 @@ void ProfilesView::apply()
                         stored.json});
                 return;
             }
-            guard->profile(ProfileMode::apply, name, {}, force,
-                           [this, node, finish](Reply<ProfilePlan> reply) {
-                               if (reply.ok) {
-                                   m_plan->setPlan(node, reply.value, PlanModel::Mode::apply);
-                               } else {
-                                   m_plan->setNodeError(node, reply.error);
-                               }
-                               finish(planOutcome(reply, PlanModel::Mode::apply));
-                           });
+            applyByName(*guard, node, finish);
         });
     };
-    auto *operation = new FanOutOperation(m_cluster, tr("apply profile %1").arg(name), chosen,
-                                          step, scriptFor(chosen, QStringLiteral("apply")), this);
+    auto *operation = new FanOutOperation(
+        m_cluster, tr("apply profile %1").arg(name), chosen, step,
+        asKnown ? m_cluster.lutractlScript(chosen, force ? QStringList{"apply", name, "--force"}
+                                                         : QStringList{"apply", name})
+                : scriptFor(chosen, QStringLiteral("apply")),
+        this);
     connect(operation, &FanOutOperation::finished, this, [this, operation, chosen] {
         operation->deleteLater();
         m_busy = false;

@@ -78,6 +78,7 @@ private:
     QPushButton *m_store;
     QCheckBox *m_force;
     QCheckBox *m_changedOnly;
+    QString m_openedText;      // a profile as the nodes have it: applied by name, not stored again
     QString m_diffedText;      // the document the last successful diff checked ...
     QStringList m_diffedNodes; // ... on these nodes
     int m_diffedChanges = 0;

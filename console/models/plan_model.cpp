@@ -44,6 +44,7 @@ void PlanModel::setNodeError(const QString &node, const QString &error)
     row.node = node;
     row.kind = Kind::callFailed;
     row.error = error;
+    row.key = node + u'\x1f' + u'\x1f' + u'\x1f' + QString::number(0); // unique per node
     replaceNode(node, {row});
 }
 

@@ -82,6 +82,22 @@ QColor foreground(const QAbstractItemModel &model, int row, int column)
 class TestPlanModel : public QObject {
     Q_OBJECT
 private slots:
+    void everyNodeCanFail()
+    {
+        // Failed calls on several nodes each keep their own row (they once shared a key).
+        PlanModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setNodeError(QStringLiteral("node002"), QStringLiteral("UNAVAILABLE: down"));
+        model.setNodeError(QStringLiteral("node001"), QStringLiteral("not stored: x"));
+        model.setNodeError(QStringLiteral("node003"), QStringLiteral("CANCELLED: stop"));
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.nodes(), QStringList({"node001", "node002", "node003"}));
+        QCOMPARE(model.errorCount(), 3);
+        model.setNodeError(QStringLiteral("node001"), QStringLiteral("again"));
+        QCOMPARE(model.rowCount(), 3);
+    }
+
     void diffApplyVerify()
     {
         PlanModel model;
