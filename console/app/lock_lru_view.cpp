@@ -5,6 +5,7 @@
 #include "app/fan_out_operation.h"
 #include "app/node_picker.h"
 #include "app/view_setup.h"
+#include "app/window_picker.h"
 #include "models/set_result_model.h"
 #include "widgets/time_chart.h"
 
@@ -25,13 +26,13 @@ namespace {
 
 const QString kNamespaces = QStringLiteral("ldlm.namespaces.");
 const QString kClear = QStringLiteral("ldlm.namespaces.*.lru_size");
-constexpr qint64 kWindowMs = 15 * 60'000;
 
 } // namespace
 
 LockLruView::LockLruView(ClusterController &cluster, TargetsProvider targets, QWidget *parent)
     : QWidget(parent), m_cluster(cluster), m_targets(std::move(targets)),
-      m_picker(new NodePicker(cluster, this)), m_targetsLabel(new QLabel(this)),
+      m_picker(new NodePicker(cluster, this)), m_window(new WindowPicker(5, this)),
+      m_targetsLabel(new QLabel(this)),
       m_clear(new QPushButton(tr("Clear unused locks…"), this)), m_charts(new ChartGrid(2)),
       m_results(new SetResultModel(this)), m_resultsView(new QTableView(this))
 {
@@ -40,6 +41,7 @@ LockLruView::LockLruView(ClusterController &cluster, TargetsProvider targets, QW
                                      QMessageBox::Cancel) == QMessageBox::Yes;
     };
     m_picker->setObjectName("lru.picker");
+    m_window->setObjectName("lru.window");
     m_targetsLabel->setObjectName("lru.targets");
     m_clear->setObjectName("lru.clear");
     m_clear->setToolTip(tr("lru_size=clear: cancel every unused lock (dirty pages are written "
@@ -51,6 +53,7 @@ LockLruView::LockLruView(ClusterController &cluster, TargetsProvider targets, QW
     auto *top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Node:"), this));
     top->addWidget(m_picker);
+    top->addWidget(m_window);
     top->addStretch(1);
     top->addWidget(m_targetsLabel);
     top->addWidget(m_clear);
@@ -71,6 +74,7 @@ LockLruView::LockLruView(ClusterController &cluster, TargetsProvider targets, QW
         refresh();
     });
     connect(&m_cluster, &ClusterController::nodeEventAdded, this, [this] { refresh(); });
+    connect(m_window, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
 }
 
 QStringList LockLruView::targets() const
@@ -110,7 +114,7 @@ void LockLruView::refresh()
         return;
     }
     const qint64 toMs = QDateTime::currentMSecsSinceEpoch();
-    const qint64 fromMs = toMs - kWindowMs;
+    const qint64 fromMs = toMs - m_window->windowMs();
     QList<TimeChart::Marker> markers;
     for (const auto &event : m_cluster.events(address)) {
         markers << TimeChart::Marker{event.timeMs, event.label};

@@ -19,6 +19,7 @@ class ClusterController;
 class NodePicker;
 class SetResultModel;
 class FanOutOperation;
+class WindowPicker;
 
 class LockLruView : public QWidget {
     Q_OBJECT
@@ -32,6 +33,7 @@ public:
 
     void setConfirm(Confirm confirm) { m_confirm = std::move(confirm); }
     NodePicker *picker() const { return m_picker; }
+    WindowPicker *windowPicker() const { return m_window; }
     ChartGrid *charts() const { return m_charts; }
     SetResultModel *results() const { return m_results; }
     QStringList targets() const;
@@ -50,6 +52,7 @@ private:
     TargetsProvider m_targets;
     Confirm m_confirm;
     NodePicker *m_picker;
+    WindowPicker *m_window;
     QLabel *m_targetsLabel;
     QPushButton *m_clear;
     ChartGrid *m_charts;

@@ -4,6 +4,7 @@
 #include "app/cluster_controller.h"
 #include "app/node_picker.h"
 #include "app/view_setup.h"
+#include "app/window_picker.h"
 #include "core/aggregate.h"
 #include "core/decimate.h"
 #include "models/ranking_model.h"
@@ -71,7 +72,7 @@ QList<TimeChart::Marker> markersOf(const QList<NodeEvent> &events)
 
 ReadaheadView::ReadaheadView(ClusterController &cluster, QWidget *parent)
     : QWidget(parent), m_cluster(cluster), m_scope(new QComboBox(this)),
-      m_window(new QComboBox(this)), m_picker(new NodePicker(cluster, this)),
+      m_window(new WindowPicker(15, this)), m_picker(new NodePicker(cluster, this)),
       m_counters(new QListWidget(this)), m_stack(new QStackedWidget(this)),
       m_nodeCharts(new ChartGrid(2)),
       m_band(new TimeChart(tr("Readahead hit ratio across nodes (min / median / max)"),
@@ -82,11 +83,6 @@ ReadaheadView::ReadaheadView(ClusterController &cluster, QWidget *parent)
     m_scope->addItem(tr("One node"));
     m_scope->addItem(tr("Cluster"));
     m_window->setObjectName("readahead.window");
-    for (const int minutes : {1, 5, 15, 60}) {
-        m_window->addItem(minutes < 60 ? tr("last %1 min").arg(minutes) : tr("last hour"),
-                          minutes);
-    }
-    m_window->setCurrentIndex(2);
     m_picker->setObjectName("readahead.picker");
     m_counters->setObjectName("readahead.counters");
     m_counters->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
@@ -170,15 +166,12 @@ ReadaheadView::Scope ReadaheadView::scope() const
 
 void ReadaheadView::setWindowMinutes(int minutes)
 {
-    const int index = m_window->findData(minutes);
-    if (index >= 0) {
-        m_window->setCurrentIndex(index);
-    }
+    m_window->setMinutes(minutes);
 }
 
 qint64 ReadaheadView::windowMs() const
 {
-    return qint64(m_window->currentData().toInt()) * 60'000;
+    return m_window->windowMs();
 }
 
 QStringList ReadaheadView::chosenCounters() const

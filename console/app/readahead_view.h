@@ -18,6 +18,7 @@ class HeatMap;
 class NodePicker;
 class RankingModel;
 class TimeChart;
+class WindowPicker;
 
 class ReadaheadView : public QWidget {
     Q_OBJECT
@@ -49,7 +50,7 @@ private:
 
     ClusterController &m_cluster;
     QComboBox *m_scope;
-    QComboBox *m_window;
+    WindowPicker *m_window;
     NodePicker *m_picker;
     QListWidget *m_counters;
     QStackedWidget *m_stack;

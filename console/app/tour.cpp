@@ -10,6 +10,7 @@
 #include "app/profiles_view.h"
 #include "app/readahead_view.h"
 #include "app/tunables_view.h"
+#include "app/window_picker.h"
 #include "models/profiles_model.h"
 #include "widgets/profile_editor.h"
 #include "widgets/time_chart.h"
@@ -86,7 +87,7 @@ public:
         shoot("02-node", "instances and the live counter blocks of " + m_cluster.nodeName(client));
 
         auto *readahead = m_window.readaheadView();
-        readahead->setWindowMinutes(5);
+        readahead->setWindowMinutes(1);
         readahead->setScope(ReadaheadView::Scope::node);
         readahead->picker()->setCurrentAddress(client);
         m_window.showTab(MainWindow::readaheadTab);
@@ -98,6 +99,7 @@ public:
 
         auto *locks = m_window.lockLruView();
         locks->picker()->setCurrentAddress(client);
+        locks->windowPicker()->setMinutes(1);
         m_window.showTab(MainWindow::lockLruTab);
         settle(m_window, 1200);
         shoot("05-lock-lru", "lock_count, lock_unused_count and lru_size per namespace");
