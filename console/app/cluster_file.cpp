@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QSet>
 
 #include <yaml-cpp/yaml.h>
@@ -33,7 +34,23 @@ private:
 
 struct Credentials {
     QString tokenFile, tlsCa, tlsCert, tlsKey;
+    int timeoutMs = Endpoint{}.callTimeoutMs;
 };
+
+// "10s", "500ms", "2m": a call deadline; 0 when the text is not one.
+int parseTimeout(const QString &text)
+{
+    static const QRegularExpression pattern(QStringLiteral("^(\\d+)(ms|s|m)$"));
+    const auto match = pattern.match(text.trimmed());
+    if (!match.hasMatch()) {
+        return 0;
+    }
+    const qint64 value = match.captured(1).toLongLong();
+    const qint64 ms = match.captured(2) == QLatin1String("ms") ? value
+                      : match.captured(2) == QLatin1String("s") ? value * 1000
+                                                                 : value * 60'000;
+    return ms >= 500 && ms <= 600'000 ? int(ms) : 0;
+}
 
 QString resolve(const QString &path, const QString &baseDir)
 {
@@ -54,10 +71,25 @@ bool scalar(const YAML::Node &node, const QString &key, QString &out, Errors &er
     return true;
 }
 
-// token_file and tls at the top level or in a group; unknown keys are left to the caller.
+// token_file, tls and timeout at the top level or in a group; unknown keys are left to the
+// caller.
 void readCredentials(const YAML::Node &map, Credentials &credentials, const QString &baseDir,
                      Errors &errors)
 {
+    if (const auto timeout = map["timeout"]) {
+        QString value;
+        if (scalar(timeout, "timeout", value, errors)) {
+            const int ms = parseTimeout(value);
+            if (ms == 0) {
+                errors.add(timeout.Mark(),
+                           QStringLiteral("'timeout' is '%1': give 500ms .. 10m, e.g. 10s, 500ms, "
+                                          "2m")
+                               .arg(value));
+            } else {
+                credentials.timeoutMs = ms;
+            }
+        }
+    }
     if (const auto token = map["token_file"]) {
         QString value;
         if (scalar(token, "token_file", value, errors)) {
@@ -100,6 +132,7 @@ Endpoint endpointFor(const QString &address, const Credentials &credentials)
     endpoint.tlsCa = credentials.tlsCa;
     endpoint.tlsCert = credentials.tlsCert;
     endpoint.tlsKey = credentials.tlsKey;
+    endpoint.callTimeoutMs = credentials.timeoutMs;
     return endpoint;
 }
 
@@ -149,9 +182,10 @@ ClusterFile::Parsed ClusterFile::parse(const QString &text, const QString &path)
         const auto key = QString::fromStdString(entry.first.Scalar());
         if (key == "name") {
             scalar(entry.second, key, parsed.file.name, errors);
-        } else if (key != "groups" && key != "token_file" && key != "tls") {
+        } else if (key != "groups" && key != "token_file" && key != "tls" && key != "timeout") {
             errors.add(entry.first.Mark(),
-                       QStringLiteral("unknown key '%1' (known: name, token_file, tls, groups)")
+                       QStringLiteral("unknown key '%1' (known: name, token_file, tls, timeout, "
+                                      "groups)")
                            .arg(key));
         }
     }
@@ -193,10 +227,10 @@ ClusterFile::Parsed ClusterFile::parse(const QString &text, const QString &path)
                             parsed.file.nodes << ClusterNode{{}, endpointFor(address, credentials)};
                         }
                     }
-                } else if (key != "token_file" && key != "tls") {
+                } else if (key != "token_file" && key != "tls" && key != "timeout") {
                     errors.add(entry.first.Mark(),
                                QStringLiteral("unknown key '%1' in a group (known: name, hosts, "
-                                              "token_file, tls)")
+                                              "token_file, tls, timeout)")
                                    .arg(key));
                 }
             }

@@ -4,6 +4,7 @@
 //   name: demo                      # optional, shown in the title bar
 //   token_file: /etc/lutra/console.token   # defaults for every group
 //   tls: {ca: ca.crt, cert: console.crt, key: console.key}
+//   timeout: 10s                  # deadline of every call to a node (500ms .. 10m)
 //   groups:
 //     - name: oss
 //       hosts: oss[01-02]:7370       # Slurm hostlist; the port defaults to 7370

@@ -39,6 +39,20 @@ private slots:
         QCOMPARE(file.nodes.first().endpoint.tlsCa, QString());
         QCOMPARE(file.nodes.last().endpoint.tokenFile, QString("/etc/lutra/compute.token"));
         QCOMPARE(file.nodes.last().endpoint.tlsCa, QString("/srv/lutra/ca.crt"));
+        QCOMPARE(file.nodes.first().endpoint.callTimeoutMs, Endpoint{}.callTimeoutMs);
+    }
+
+    void timeoutsApplyToTheirGroup()
+    {
+        const auto parsed = ClusterFile::parse("timeout: 2m\n"
+                                               "groups:\n"
+                                               "  - hosts: a\n"
+                                               "  - hosts: b\n"
+                                               "    timeout: 500ms\n",
+                                               "c.yaml");
+        QVERIFY2(parsed.ok(), qPrintable(parsed.errors.join('\n')));
+        QCOMPARE(parsed.file.nodes.at(0).endpoint.callTimeoutMs, 120'000);
+        QCOMPARE(parsed.file.nodes.at(1).endpoint.callTimeoutMs, 500);
     }
 
     void errorsSayFileLineAndColumn_data()
@@ -47,7 +61,11 @@ private slots:
         QTest::addColumn<QString>("error");
         QTest::newRow("unknown top key") << "groups: [{hosts: n1}]\nnodes: n[1-2]\n"
                                          << "c.yaml:2:1: unknown key 'nodes' (known: name, "
-                                            "token_file, tls, groups)";
+                                            "token_file, tls, timeout, groups)";
+        QTest::newRow("bad timeout") << "timeout: 10 parsecs\ngroups: [{hosts: n1}]\n"
+                                     << "c.yaml:1:10: 'timeout' is '10 parsecs'";
+        QTest::newRow("timeout too short") << "groups: [{hosts: n1, timeout: 10ms}]\n"
+                                           << "c.yaml:1:31: 'timeout' is '10ms'";
         QTest::newRow("bad hostlist") << "groups:\n  - name: a\n    hosts: node[3-1]\n"
                                       << "c.yaml:3:12: ";
         QTest::newRow("group without hosts") << "groups:\n  - name: a\n"

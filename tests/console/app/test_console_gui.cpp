@@ -5,6 +5,7 @@
 #include "../../ctld/daemon/ctld_fixture.h"
 #include "app/cluster_controller.h"
 #include "app/cluster_view.h"
+#include "app/fan_out_operation.h"
 #include "app/lock_lru_view.h"
 #include "app/main_window.h"
 #include "app/node_picker.h"
@@ -37,6 +38,7 @@
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTimer>
 #include <QTreeView>
 
 #include <arpa/inet.h>
@@ -92,9 +94,10 @@ void screenshot(QWidget &widget, const QString &name)
     QVERIFY2(image.save(path), qPrintable("cannot write " + path));
 }
 
-QString cell(const QAbstractItemModel &model, int row, int column)
+QString cell(const QAbstractItemModel &model, int row, int column,
+            const QModelIndex &parent = {})
 {
-    return model.index(row, column).data().toString();
+    return model.index(row, column, parent).data().toString();
 }
 
 } // namespace
@@ -146,7 +149,9 @@ private:
         const auto path = m_dir.filePath(token + "-cluster.yaml");
         QFile file(path);
         file.open(QIODevice::WriteOnly);
+        // A short deadline: the hung-node checks wait for it.
         file.write(QString("name: gui-test\n"
+                           "timeout: 4s\n"
                            "token_file: %1.token\n"
                            "groups:\n"
                            "  - name: compute\n"
@@ -563,6 +568,77 @@ private slots:
         window.showTab(MainWindow::tunablesTab);
         screenshot(window, "tunables-viewer");
         cluster.shutdown();
+    }
+
+    void aHungNodeNeverBlocksTheConsoleAndIsReported()
+    {
+        // node002's ctld stops answering (SIGSTOP): the dry run reports it unreachable when its
+        // deadline passes, node001's outcome stands, and the GUI thread keeps turning meanwhile.
+        auto &hung = *m_nodes[1];
+        ::kill(static_cast<pid_t>(hung.ctld->pid()), SIGSTOP);
+        auto *view = m_window->tunablesView();
+        m_window->showTab(MainWindow::tunablesTab);
+        QVERIFY(view->selectParameter("osc.ost0.max_rpcs_in_flight"));
+        auto *edit = view->editor()->findChild<QLineEdit *>();
+        edit->selectAll();
+        QTest::keyClicks(edit, "14");
+        int ticks = 0;
+        QTimer ticker;
+        connect(&ticker, &QTimer::timeout, [&] { ++ticks; });
+        ticker.start(50);
+        QSignalSpy dry(view, &TunablesView::dryRunFinished);
+        view->dryRun();
+        QVERIFY(dry.wait(30000));
+        ::kill(static_cast<pid_t>(hung.ctld->pid()), SIGCONT);
+        QCOMPARE(dry.first().first().toBool(), false);
+        QVERIFY2(ticks >= 10, qPrintable(QString::number(ticks)));
+        const auto &operations = m_cluster->operationsModel();
+        const auto op = operations.index(operations.rowCount() - 1, 0);
+        QCOMPARE(operations.rowCount(op), 2);
+        QCOMPARE(cell(operations, 0, 1, op), QString("ok"));
+        QCOMPARE(cell(operations, 1, 1, op), QString("unreachable"));
+        QVERIFY2(cell(operations, 1, 2, op).startsWith("DEADLINE_EXCEEDED"),
+                 qPrintable(cell(operations, 1, 2, op)));
+        QVERIFY(!m_window->findChild<QPushButton *>("tunables.apply")->isEnabled());
+        screenshot(*m_window, "hung-node");
+    }
+
+    void cancelStopsContactingFurtherNodes()
+    {
+        // One node at a time; the first hangs. Cancel: the second is never contacted and keeps
+        // its value; the dock says so per node.
+        auto &hung = *m_nodes[0];
+        const auto addresses = m_cluster->addresses();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            m_cluster->connection(addresses[0])->state() == ConnectionState::ready, 30000);
+        ::kill(static_cast<pid_t>(hung.ctld->pid()), SIGSTOP);
+        auto *operation = new FanOutOperation(
+            *m_cluster, "set osc.ost0.max_rpcs_in_flight=7", addresses,
+            setParamsStep({{"osc.ost0.max_rpcs_in_flight", "7"}}, {}, false, {}), "lutractl ...",
+            m_window.get());
+        QSignalSpy finished(operation, &FanOutOperation::finished);
+        operation->start(1);
+        const int id = operation->id();
+        auto *dock = m_window->operationsDock();
+        dock->tree()->setCurrentIndex(m_cluster->operationsModel().operationIndex(id));
+        QTest::qWait(200); // the first call is out; the node does not answer
+        dock->cancelSelected();
+        QVERIFY(finished.wait(10000));
+        ::kill(static_cast<pid_t>(hung.ctld->pid()), SIGCONT);
+        const auto &operations = m_cluster->operationsModel();
+        QCOMPARE(operations.operationState(id), OpState::cancelled);
+        const auto op = operations.operationIndex(id);
+        QCOMPARE(cell(operations, 0, 1, op), QString("cancelled"));
+        QCOMPARE(cell(operations, 1, 1, op), QString("cancelled"));
+        QCOMPARE(cell(operations, 1, 2, op), QString("not contacted"));
+        bool read = false;
+        m_cluster->connection(addresses[1])->getParams(
+            {"osc.ost0.max_rpcs_in_flight"}, {}, [&](Reply<QList<InstanceValue>> reply) {
+                QVERIFY(reply.ok && !reply.value.isEmpty());
+                QVERIFY(reply.value.first().value != "7");
+                read = true;
+            });
+        QTRY_VERIFY(read);
     }
 
     void aNodeThatDiesIsUnreachableThenComesBack()
