@@ -1,0 +1,576 @@
+// The Jobs and Audit views, offscreen, against two real lutra-ctld processes each with a
+// lutra-bench --loop workload (job 1001 on node001, job 1002 on node002): per-job flush only where
+// the job ran, flush of every job behind a typed confirmation, the audit trail merged across nodes
+// with its filters, and a rollback from it. Screenshots go to $LUTRA_SCREENSHOT_DIR (default:
+// screenshots/ next to the test binary).
+
+#include "../../ctld/daemon/ctld_fixture.h"
+#include "app/audit_view.h"
+#include "app/cluster_controller.h"
+#include "app/jobs_view.h"
+#include "app/operations_dock.h"
+#include "models/flush_report_model.h"
+#include "models/history_model.h"
+#include "models/jobs_model.h"
+#include "models/operations_model.h"
+#include "models/plan_model.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMainWindow>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTreeView>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace lutra::console;
+using lutra::test::BenchProcess;
+using lutra::test::CtldProcess;
+
+namespace {
+
+const QString kParam = QStringLiteral("osc.ost0.max_rpcs_in_flight");
+
+int freePort()
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    ::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address);
+    ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
+    ::close(fd);
+    return ntohs(address.sin_port);
+}
+
+QString screenshotDir()
+{
+    QString dir = qEnvironmentVariable("LUTRA_SCREENSHOT_DIR");
+    if (dir.isEmpty()) {
+        dir = QDir(QCoreApplication::applicationDirPath()).filePath("screenshots");
+    }
+    QDir().mkpath(dir);
+    return dir;
+}
+
+// Saves the window and checks the picture is not blank (more than a handful of colours).
+void screenshot(QWidget &widget, const QString &name)
+{
+    QApplication::processEvents();
+    const QImage image = widget.grab().toImage();
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height() && colours.size() < 16; y += 7) {
+        for (int x = 0; x < image.width() && colours.size() < 16; x += 7) {
+            colours.insert(image.pixel(x, y));
+        }
+    }
+    QVERIFY2(colours.size() >= 16, qPrintable(name + " looks blank"));
+    const auto path = QDir(screenshotDir()).filePath("console-" + name + ".png");
+    QVERIFY2(image.save(path), qPrintable("cannot write " + path));
+}
+
+QString cell(const QAbstractItemModel &model, int row, int column, const QModelIndex &parent = {})
+{
+    return model.index(row, column, parent).data().toString();
+}
+
+// "1,234" as the models print counts.
+bool isCount(const QString &text)
+{
+    bool ok = false;
+    QString(text).remove(',').toULongLong(&ok);
+    return ok;
+}
+
+// Waits for a NodeConnection call: `start` gets the done callback.
+template <typename T>
+Reply<T> await(const std::function<void(std::function<void(Reply<T>)>)> &start)
+{
+    Reply<T> result;
+    bool done = false;
+    start([&](Reply<T> reply) {
+        result = std::move(reply);
+        done = true;
+    });
+    if (!QTest::qWaitFor([&] { return done; }, 60000)) {
+        result.error = QStringLiteral("timed out");
+    }
+    return result;
+}
+
+} // namespace
+
+class TestConsoleJobsAudit : public QObject {
+    Q_OBJECT
+
+private:
+    struct Node {
+        QString name;
+        QString runDir;
+        int port = 0;
+        std::unique_ptr<BenchProcess> bench;
+        std::unique_ptr<CtldProcess> ctld;
+    };
+
+    QString configFor(const Node &node) const
+    {
+        return QString("node: %1\n"
+                       "labels: {role: compute}\n"
+                       "listen: 127.0.0.1:%2\n"
+                       "metrics_listen: ''\n"
+                       "run_dir: %3\n"
+                       "db: %3/../ctld.db\n"
+                       "sample_interval: 1s\n"
+                       "poll_interval: 500ms\n"
+                       "auth:\n"
+                       "  tokens:\n"
+                       "    - {name: ada, token_file: %4/admin.token, role: admin}\n"
+                       "    - {name: vera, token_file: %4/viewer.token, role: viewer}\n")
+            .arg(node.name)
+            .arg(node.port)
+            .arg(node.runDir, m_dir.path());
+    }
+
+    QString clusterFile(const QString &token) const
+    {
+        QString hosts;
+        for (const auto &node : m_nodes) {
+            hosts += (hosts.isEmpty() ? "" : ",") + QString("127.0.0.1:%1").arg(node->port);
+        }
+        const auto path = m_dir.filePath(token + "-cluster.yaml");
+        QFile file(path);
+        file.open(QIODevice::WriteOnly);
+        file.write(QString("name: jobs-audit-test\n"
+                           "token_file: %1.token\n"
+                           "groups:\n"
+                           "  - name: compute\n"
+                           "    hosts: %2\n")
+                       .arg(token, hosts)
+                       .toUtf8());
+        return path;
+    }
+
+    static bool waitAllReady(ClusterController &cluster, int timeoutMs = 60000)
+    {
+        return QTest::qWaitFor(
+            [&] {
+                for (const auto &address : cluster.addresses()) {
+                    const auto *connection = cluster.connection(address);
+                    if (connection->state() != ConnectionState::ready ||
+                        connection->instances().isEmpty()) {
+                        return false;
+                    }
+                }
+                return true;
+            },
+            timeoutMs);
+    }
+
+    QString address(int node) const { return m_cluster->addresses().at(node); }
+    NodeConnection &connection(int node) const { return *m_cluster->connection(address(node)); }
+
+    QList<HistoryPoint> historyOf(int node, const QString &action) const
+    {
+        HistoryQuery query;
+        query.action = action;
+        auto *target = &connection(node);
+        const auto page =
+            await<HistoryPage>([&](auto done) { target->listHistory(query, std::move(done)); });
+        return page.ok ? page.value.points : QList<HistoryPoint>{};
+    }
+
+    quint64 setParam(int node, const QString &value)
+    {
+        auto *target = &connection(node);
+        const auto set = await<SetOutcome>([&](auto done) {
+            target->setParams({{kParam, value}}, {}, false, std::move(done));
+        });
+        return set.ok && set.value.applied ? set.value.historyId : 0;
+    }
+
+    // The last operation of the dock: its id.
+    int lastOperation() const
+    {
+        const auto &operations = m_cluster->operationsModel();
+        return operations.index(operations.rowCount() - 1, 0)
+            .data(OperationsModel::OperationIdRole)
+            .toInt();
+    }
+
+    qint64 readBytes(const QString &job) const
+    {
+        const auto *jobs = m_jobsView->jobs();
+        const int row = int(jobs->jobs().indexOf(job));
+        return row < 0
+                   ? -1
+                   : jobs->index(row, JobsModel::ReadBytes).data(JobsModel::SortRole).toLongLong();
+    }
+
+    // Waits until the audit list is loaded as far as its first pages go.
+    bool auditSettled(int atLeast)
+    {
+        const auto *history = m_auditView->history();
+        return QTest::qWaitFor(
+            [&] { return history->pendingFetches() == 0 && history->rowCount() >= atLeast; },
+            30000);
+    }
+
+    template <typename T> T *child(const QString &name) const
+    {
+        return m_window->findChild<T *>(name);
+    }
+
+    QTemporaryDir m_dir;
+    std::vector<std::unique_ptr<Node>> m_nodes;
+    std::unique_ptr<ClusterController> m_cluster;
+    std::unique_ptr<QMainWindow> m_window;
+    QTabWidget *m_tabs = nullptr;
+    JobsView *m_jobsView = nullptr;
+    AuditView *m_auditView = nullptr;
+    QStringList m_selected; // what the Cluster view's selection would be
+    quint64 m_firstSet = 0; // node001's first set (max_rpcs_in_flight=5)
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        for (const auto &[token, secret] : {std::pair{"admin", "admin-secret-0123456789ab"},
+                                            std::pair{"viewer", "viewer-secret-0123456789"}}) {
+            QFile file(m_dir.filePath(QString(token) + ".token"));
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(QByteArray(secret) + "\n");
+            file.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+        }
+        for (int i = 1; i <= 2; ++i) {
+            auto node = std::make_unique<Node>();
+            node->name = QString("node%1").arg(i, 3, 10, QChar('0'));
+            node->runDir = m_dir.filePath(node->name + "/run");
+            QDir().mkpath(node->runDir);
+            node->port = freePort();
+            node->bench = std::make_unique<BenchProcess>(node->runDir, "job" + node->name,
+                                                         QString("100%1").arg(i));
+            QVERIFY(node->bench->waitReady());
+            node->ctld = std::make_unique<CtldProcess>(node->runDir, configFor(*node));
+            QVERIFY2(node->ctld->waitReady(), qPrintable(node->ctld->log()));
+            m_nodes.push_back(std::move(node));
+        }
+        m_cluster = std::make_unique<ClusterController>();
+        m_window = std::make_unique<QMainWindow>();
+        m_tabs = new QTabWidget;
+        const auto selected = [this] { return m_selected; };
+        m_jobsView = new JobsView(*m_cluster, selected);
+        m_auditView = new AuditView(*m_cluster, selected);
+        m_tabs->addTab(m_jobsView, "Jobs");
+        m_tabs->addTab(m_auditView, "Audit");
+        m_window->setCentralWidget(m_tabs);
+        auto *dock = new OperationsDock(*m_cluster, m_window.get());
+        m_window->addDockWidget(Qt::BottomDockWidgetArea, dock);
+        m_window->resizeDocks({dock}, {170}, Qt::Vertical);
+        m_window->resize(1400, 900);
+        m_window->show();
+        const auto parsed = ClusterFile::load(clusterFile("admin"));
+        QVERIFY2(parsed.ok(), qPrintable(parsed.errors.join('\n')));
+        m_cluster->open(parsed.file);
+        QVERIFY(waitAllReady(*m_cluster));
+        QCOMPARE(m_cluster->nodeName(address(0)), QString("node001"));
+        QCOMPARE(m_cluster->nodeName(address(1)), QString("node002"));
+    }
+
+    void cleanupTestCase()
+    {
+        m_window.reset();
+        m_cluster.reset();
+        m_nodes.clear();
+    }
+
+    void jobsTableShowsEveryJobWithItsNode()
+    {
+        m_tabs->setCurrentWidget(m_jobsView);
+        // The workloads read all the time; their bytes show up within a few samples.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                m_jobsView->refresh();
+                return readBytes("1001") > 0 && readBytes("1002") > 0;
+            }(),
+            30000);
+        const auto &jobs = *m_jobsView->jobs();
+        const int row1 = int(jobs.jobs().indexOf("1001"));
+        const int row2 = int(jobs.jobs().indexOf("1002"));
+        QCOMPARE(cell(jobs, row1, JobsModel::Nodes), QString("node001"));
+        QCOMPARE(cell(jobs, row2, JobsModel::Nodes), QString("node002"));
+        QVERIFY(!cell(jobs, row1, JobsModel::ReadBytes).isEmpty());
+
+        auto *filter = child<QLineEdit>("jobs.filter");
+        QTest::keyClicks(filter, "100[1]");
+        QCOMPARE(jobs.jobs(), QStringList({"1001"}));
+        filter->clear();
+        QVERIFY(jobs.jobs().contains("1001") && jobs.jobs().contains("1002"));
+
+        QVERIFY(m_jobsView->selectJob("1001"));
+        // A rate needs two snapshots of the node.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                m_jobsView->refresh();
+                const int row = int(jobs.jobs().indexOf("1001"));
+                return cell(jobs, row, JobsModel::ReadRate).endsWith("/s");
+            }(),
+            20000);
+        auto *flush = child<QPushButton>("jobs.flush");
+        QVERIFY(flush->isEnabled());
+        QCOMPARE(flush->text(), QString("Flush job 1001 on node001"));
+        screenshot(*m_window, "jobs");
+    }
+
+    void flushOfOneJobRunsOnlyWhereItRan()
+    {
+        QVERIFY(historyOf(1, "flush").isEmpty());
+        const int operationsBefore = m_cluster->operationsModel().rowCount();
+        QVERIFY(m_jobsView->selectJob("1001"));
+        QSignalSpy finished(m_jobsView, &JobsView::flushFinished);
+        QTest::mouseClick(child<QPushButton>("jobs.flush"), Qt::LeftButton);
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.first().first().toBool(), true);
+
+        // The report: node001 only, ok, with its instance and what the flush did there.
+        const auto &report = *m_jobsView->report();
+        QCOMPARE(report.rowCount(), 1);
+        QCOMPARE(cell(report, 0, FlushReportModel::What), QString("node001"));
+        QCOMPARE(cell(report, 0, FlushReportModel::Status), QString("ok"));
+        const auto node = report.index(0, 0);
+        QCOMPARE(report.rowCount(node), 1);
+        QCOMPARE(cell(report, 0, FlushReportModel::What, node), QString("bench-jobnode001"));
+        QCOMPARE(cell(report, 0, FlushReportModel::Status, node), QString("ok"));
+        QVERIFY2(isCount(cell(report, 0, FlushReportModel::LocksCancelled, node)),
+                 qPrintable(cell(report, 0, FlushReportModel::LocksCancelled, node)));
+        QVERIFY2(isCount(cell(report, 0, FlushReportModel::PagesDropped, node)),
+                 qPrintable(cell(report, 0, FlushReportModel::PagesDropped, node)));
+        const auto point = report.index(0, FlushReportModel::What).data(Qt::ToolTipRole).toString();
+        QVERIFY2(point.startsWith("history #"), qPrintable(point));
+        const auto summary = child<QLabel>("jobs.summary")->text();
+        QVERIFY2(summary.startsWith("Job 1001: flushed on 1 of 1 node(s)") &&
+                     summary.contains(point.mid(QString("history ").size()) + " on node001"),
+                 qPrintable(summary));
+
+        // One operation, on node001 only, that a shell can redo.
+        const auto &operations = m_cluster->operationsModel();
+        QCOMPARE(operations.rowCount(), operationsBefore + 1);
+        const int id = lastOperation();
+        QCOMPARE(operations.index(operations.rowCount() - 1, 0).data().toString(),
+                 QString("flush job 1001"));
+        QCOMPARE(operations.nodeCount(id), 1);
+        const auto *record = m_cluster->operationRecord(id);
+        QVERIFY(record);
+        QVERIFY2(record->script.contains("flush --job 1001"), qPrintable(record->script));
+        QCOMPARE(record->addresses, QStringList({address(0)}));
+        QVERIFY(record->outcomes.value(address(0)).json.contains("\"job_id\""));
+
+        // The marker on node001's charts, none on node002.
+        QCOMPARE(m_cluster->events(address(0)).size(), 1);
+        QCOMPARE(m_cluster->events(address(0)).first().label, QString("flush 1001"));
+        QVERIFY(m_cluster->events(address(1)).isEmpty());
+        // node002's ctld was never asked: no flush in its audit trail, job 1002's pages untouched.
+        QVERIFY(historyOf(1, "flush").isEmpty());
+        QCOMPARE(historyOf(0, "flush").size(), 1);
+        m_tabs->setCurrentWidget(m_jobsView);
+        screenshot(*m_window, "jobs-flushed");
+    }
+
+    void flushOfEveryJobNeedsTheWordsTyped()
+    {
+        const int operationsBefore = m_cluster->operationsModel().rowCount();
+        QString asked;
+        m_jobsView->setTypedConfirm([&](const QString &, const QString &text) {
+            asked = text;
+            return QString("flush al");
+        });
+        auto *flushAll = child<QPushButton>("jobs.flushAll");
+        QVERIFY(flushAll->isEnabled());
+        QTest::mouseClick(flushAll, Qt::LeftButton);
+        QVERIFY2(asked.contains("on 2 node(s)") && asked.contains("Type \"flush all\""),
+                 qPrintable(asked));
+        QCOMPARE(m_cluster->operationsModel().rowCount(), operationsBefore);
+        const auto cancelled = child<QLabel>("jobs.summary")->text();
+        QVERIFY2(cancelled.contains("cancelled") && cancelled.contains("\"flush al\""),
+                 qPrintable(cancelled));
+        QVERIFY(historyOf(1, "flush").isEmpty());
+
+        m_jobsView->setTypedConfirm(
+            [](const QString &, const QString &) { return QString("flush all"); });
+        QSignalSpy finished(m_jobsView, &JobsView::flushFinished);
+        QTest::mouseClick(flushAll, Qt::LeftButton);
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.first().first().toBool(), true);
+        QCOMPARE(m_cluster->operationsModel().rowCount(), operationsBefore + 1);
+        const auto *record = m_cluster->operationRecord(lastOperation());
+        QCOMPARE(record->title, QString("flush all jobs"));
+        QVERIFY2(record->script.contains("flush --all"), qPrintable(record->script));
+        const auto &report = *m_jobsView->report();
+        QCOMPARE(report.rowCount(), 2);
+        QCOMPARE(report.okCount(), 2);
+        QCOMPARE(historyOf(1, "flush").size(), 1);
+        QCOMPARE(m_cluster->events(address(1)).last().label, QString("flush all"));
+    }
+
+    void auditMergesBothNodesByTimeAndFilters()
+    {
+        m_firstSet = setParam(0, "5");
+        QVERIFY(m_firstSet > 0);
+        QVERIFY(setParam(1, "6") > 0);
+        QVERIFY(setParam(0, "7") > 0);
+
+        m_tabs->setCurrentWidget(m_auditView);
+        m_auditView->applyFilter();
+        // 3 sets and 3 flushes at least.
+        QVERIFY(auditSettled(6));
+        const auto &history = *m_auditView->history();
+        QSet<QString> nodes;
+        for (int row = 0; row < history.rowCount(); ++row) {
+            const auto index = history.index(row, 0);
+            nodes.insert(history.nodeOf(index));
+            if (row > 0) {
+                QVERIFY(history.point(index)->timeNs <=
+                        history.point(history.index(row - 1, 0))->timeNs);
+            }
+        }
+        QCOMPARE(nodes, QSet<QString>({"node001", "node002"}));
+
+        // action = set, principal = ada: only those.
+        auto *action = child<QComboBox>("audit.action");
+        action->setCurrentIndex(action->findText("set"));
+        QTest::keyClicks(child<QLineEdit>("audit.principal"), "ada");
+        QTest::mouseClick(child<QPushButton>("audit.apply"), Qt::LeftButton);
+        QVERIFY(auditSettled(3));
+        for (int row = 0; row < history.rowCount(); ++row) {
+            QCOMPARE(cell(history, row, HistoryModel::Action), QString("set"));
+            QCOMPARE(cell(history, row, HistoryModel::Principal), QString("ada"));
+        }
+        QVERIFY(m_auditView->lutractlCommand().contains(
+            "history --limit 50 --principal ada --action set"));
+        auto *sinceAny = child<QCheckBox>("audit.sinceAny");
+        QVERIFY(!child<QPushButton>("audit.copy")->toolTip().contains("--since"));
+        sinceAny->setChecked(false);
+        QVERIFY(child<QPushButton>("audit.copy")->toolTip().contains("no --since/--until"));
+        sinceAny->setChecked(true);
+
+        QVERIFY(m_auditView->selectPoint("node001", m_firstSet));
+        QVERIFY(m_auditView->tree()->isExpanded(m_auditView->tree()->currentIndex()));
+        QVERIFY(child<QLabel>("audit.detail")->text().contains(kParam));
+        screenshot(*m_window, "audit");
+    }
+
+    void rollbackFromTheAuditTrail()
+    {
+        // Every action again, so the rollback's own point can show at the top.
+        child<QComboBox>("audit.action")->setCurrentIndex(0);
+        child<QLineEdit>("audit.principal")->clear();
+        m_auditView->applyFilter();
+        QVERIFY(auditSettled(6));
+        QVERIFY(m_auditView->selectPoint("node001", m_firstSet));
+
+        QString asked;
+        QStringList planned;
+        m_auditView->setConfirm([&](const QString &, const QString &text) {
+            asked = text;
+            const auto &plan = *m_auditView->rollbackPlan();
+            for (int row = 0; row < plan.rowCount(); ++row) {
+                planned << cell(plan, row, PlanModel::Parameter) + ' ' +
+                               cell(plan, row, PlanModel::Live) + " -> " +
+                               cell(plan, row, PlanModel::Desired) + ' ' +
+                               cell(plan, row, PlanModel::Status);
+            }
+            return true;
+        });
+        QSignalSpy finished(m_auditView, &AuditView::rollbackFinished);
+        auto *rollback = child<QPushButton>("audit.rollback");
+        QVERIFY(rollback->isEnabled());
+        QTest::mouseClick(rollback, Qt::LeftButton);
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.first().first().toBool(), true);
+        QCOMPARE(planned, QStringList({kParam + " 7 -> 5 will change"}));
+        QVERIFY2(asked.startsWith(QString("Restore 1 parameter(s) on node001 to their values right "
+                                          "after #%1")
+                                      .arg(m_firstSet)) &&
+                     asked.contains(kParam + ": 7 → 5"),
+                 qPrintable(asked));
+
+        // The value is back, the operation is in the dock, the rollback is the newest point.
+        auto *node1 = &connection(0);
+        const auto values = await<QList<InstanceValue>>(
+            [&](auto done) { node1->getParams({kParam}, {}, std::move(done)); });
+        QVERIFY2(values.ok && values.value.size() == 1, qPrintable(values.error));
+        QCOMPARE(values.value.first().value, QString("5"));
+        const auto *record = m_cluster->operationRecord(lastOperation());
+        QCOMPARE(record->title, QString("rollback to #%1 on node001").arg(m_firstSet));
+        QVERIFY2(record->script.endsWith(QString("rollback %1").arg(m_firstSet)),
+                 qPrintable(record->script));
+        const auto &history = *m_auditView->history();
+        QVERIFY(auditSettled(7));
+        QCOMPARE(cell(history, 0, HistoryModel::Action), QString("rollback"));
+        QCOMPARE(cell(history, 0, HistoryModel::Node), QString("node001"));
+        QCOMPARE(cell(history, 0, HistoryModel::What),
+                 QString("roll back to point %1").arg(m_firstSet));
+        const auto &plan = *m_auditView->rollbackPlan();
+        QCOMPARE(plan.rowCount(), 1);
+        QCOMPARE(cell(plan, 0, PlanModel::Status), QString("applied"));
+        QVERIFY2(child<QLabel>("audit.status")->text().startsWith("Rolled back node001"),
+                 qPrintable(child<QLabel>("audit.status")->text()));
+        m_auditView->tree()->setCurrentIndex(history.index(0, 0));
+        screenshot(*m_window, "audit-rollback");
+    }
+
+    void aViewerCannotFlushAndIsToldWhy()
+    {
+        ClusterController cluster;
+        cluster.open(ClusterFile::load(clusterFile("viewer")).file);
+        QVERIFY(waitAllReady(cluster));
+        QCOMPARE(cluster.roleOn(cluster.addresses()), Role::viewer);
+        JobsView jobs(cluster, [] { return QStringList{}; });
+        AuditView audit(cluster, [] { return QStringList{}; });
+        jobs.resize(1200, 700);
+        jobs.show();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                jobs.refresh();
+                return jobs.selectJob("1001");
+            }(),
+            20000);
+        jobs.refresh();
+        for (const auto *name : {"jobs.flush", "jobs.flushAll"}) {
+            auto *button = jobs.findChild<QPushButton *>(name);
+            QVERIFY(!button->isEnabled());
+            QVERIFY2(button->toolTip().contains("is viewer") &&
+                         button->toolTip().contains("needs operator"),
+                     qPrintable(button->toolTip()));
+        }
+        auto *note = jobs.findChild<QLabel *>("jobs.roleNote");
+        QVERIFY(note->isVisible());
+        QVERIFY2(note->text().contains("is viewer") && note->text().contains("needs operator"),
+                 qPrintable(note->text()));
+
+        // Reading the audit trail is fine; rolling back is not.
+        audit.show();
+        audit.applyFilter();
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                return audit.history()->rowCount() > 0 && audit.history()->pendingFetches() == 0;
+            },
+            30000));
+        audit.tree()->setCurrentIndex(audit.history()->index(0, 0));
+        auto *rollback = audit.findChild<QPushButton *>("audit.rollback");
+        QVERIFY(!rollback->isEnabled());
+        QVERIFY2(rollback->toolTip().contains("needs operator"), qPrintable(rollback->toolTip()));
+    }
+};
+
+QTEST_MAIN(TestConsoleJobsAudit)
+#include "test_console_jobs_audit.moc"
