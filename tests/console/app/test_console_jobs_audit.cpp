@@ -528,6 +528,28 @@ private slots:
         screenshot(*m_window, "audit-rollback");
     }
 
+    void aRollbackThatChangesNothingSaysSoAndDoesNotAsk()
+    {
+        // Nothing changed after the rollback's own point: ctld has nothing to restore.
+        const auto &history = *m_auditView->history();
+        QCOMPARE(cell(history, 0, HistoryModel::Action), QString("rollback"));
+        m_auditView->tree()->setCurrentIndex(history.index(0, 0));
+        bool asked = false;
+        m_auditView->setConfirm([&](const QString &, const QString &) {
+            asked = true;
+            return true;
+        });
+        const int operationsBefore = m_cluster->operationsModel().rowCount();
+        QSignalSpy finished(m_auditView, &AuditView::rollbackFinished);
+        QTest::mouseClick(child<QPushButton>("audit.rollback"), Qt::LeftButton);
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished.first().first().toBool(), false);
+        QVERIFY(!asked);
+        QCOMPARE(m_cluster->operationsModel().rowCount(), operationsBefore);
+        const auto status = child<QLabel>("audit.status")->text();
+        QVERIFY2(status.startsWith("Nothing to roll back"), qPrintable(status));
+    }
+
     void aViewerCannotFlushAndIsToldWhy()
     {
         ClusterController cluster;
