@@ -67,7 +67,7 @@ NodeOutcome rollbackNodeOutcome(const Reply<RollbackOutcome> &reply)
     NodeOutcome outcome;
     outcome.json = reply.json;
     if (!reply.ok) {
-        outcome.state = replyErrorState(reply.error);
+        outcome.state = failedCallState(reply.error);
         outcome.detail = reply.error;
         return outcome;
     }

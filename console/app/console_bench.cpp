@@ -12,7 +12,14 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include "net/node_connection.h"
+
+#include <unistd.h>
+
 #include <algorithm>
+#include <functional>
+#include <memory>
+#include <vector>
 #include <cmath>
 #include <cstdio>
 
@@ -178,7 +185,92 @@ Measured measure(int nodes, int frames)
     return measured;
 }
 
+// utime + stime of a process, in clock ticks.
+qint64 cpuTicks(qint64 pid)
+{
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!stat.open(QIODevice::ReadOnly)) {
+        return -1;
+    }
+    const QByteArray text = stat.readAll();
+    // The command name may hold spaces: fields are counted after its closing parenthesis.
+    const auto fields = text.mid(text.lastIndexOf(')') + 2).split(' ');
+    return fields.size() > 12 ? fields.at(11).toLongLong() + fields.at(12).toLongLong() : -1;
+}
+
+// The event loop runs for `ms`; returns the process' CPU use meanwhile, in % of one core.
+double cpuPercentOver(qint64 pid, int ms, int *updates, const std::function<int()> &countUpdates)
+{
+    const qint64 before = cpuTicks(pid);
+    const int updatesBefore = countUpdates();
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < ms) {
+        QApplication::processEvents(QEventLoop::AllEvents, 100);
+    }
+    const qint64 after = cpuTicks(pid);
+    *updates = countUpdates() - updatesBefore;
+    const double ticksPerSecond = double(sysconf(_SC_CLK_TCK));
+    return 100.0 * double(after - before) / ticksPerSecond / (double(timer.elapsed()) / 1000.0);
+}
+
 } // namespace
+
+int runStreamsBench(const Endpoint &node, qint64 ctldPid, int streams, int seconds)
+{
+    if (cpuTicks(ctldPid) < 0 || streams < 1 || streams > 4096 || seconds < 2) {
+        std::fprintf(stderr, "lutra-console: --bench-streams needs --node, a live --ctld-pid, "
+                             "1..4096 streams and --seconds >= 2\n");
+        return 2;
+    }
+    int updates = 0;
+    const auto none = [] { return 0; };
+    const double idle = cpuPercentOver(ctldPid, seconds * 1000, &updates, none);
+
+    std::vector<std::unique_ptr<NodeConnection>> connections;
+    int received = 0;
+    for (int i = 0; i < streams; ++i) {
+        auto connection = std::make_unique<NodeConnection>(node);
+        auto *raw = connection.get();
+        QObject::connect(raw, &NodeConnection::countersAvailable, raw, [raw, &received] {
+            if (raw->takeLatestCounters()) {
+                ++received;
+            }
+        });
+        connection->start();
+        connections.push_back(std::move(connection));
+    }
+    QElapsedTimer ready;
+    ready.start();
+    const auto allReady = [&] {
+        return std::all_of(connections.begin(), connections.end(), [](const auto &c) {
+            return c->state() == ConnectionState::ready;
+        });
+    };
+    while (!allReady() && ready.elapsed() < 60'000) {
+        QApplication::processEvents(QEventLoop::AllEvents, 100);
+    }
+    if (!allReady()) {
+        std::fprintf(stderr, "lutra-console: --bench-streams: not every stream connected\n");
+        return 1;
+    }
+    const double busy =
+        cpuPercentOver(ctldPid, seconds * 1000, &updates, [&received] { return received; });
+    for (auto &connection : connections) {
+        connection->shutdown();
+    }
+    const double perUpdateUs =
+        updates > 0 ? (busy - idle) / 100.0 * seconds * 1e6 / double(updates) : qQNaN();
+    const QJsonObject result{{"mode", "console-streams"},
+                             {"streams", streams},
+                             {"seconds", seconds},
+                             {"ctld_cpu_percent_idle", idle},
+                             {"ctld_cpu_percent_with_streams", busy},
+                             {"updates_received", updates},
+                             {"ctld_cpu_us_per_stream_update", perUpdateUs}};
+    std::printf("%s", QJsonDocument(result).toJson().constData());
+    return 0;
+}
 
 int runConsoleBench(const QString &nodeCounts, int frames)
 {

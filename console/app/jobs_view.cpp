@@ -55,7 +55,7 @@ NodeOutcome flushNodeOutcome(const Reply<FlushOutcome> &reply)
     NodeOutcome outcome;
     outcome.json = reply.json;
     if (!reply.ok) {
-        outcome.state = replyErrorState(reply.error);
+        outcome.state = failedCallState(reply.error);
         outcome.detail = reply.error;
         return outcome;
     }
@@ -88,18 +88,6 @@ NodeOutcome flushNodeOutcome(const Reply<FlushOutcome> &reply)
 } // namespace
 
 const QString JobsView::kFlushAllWord = QStringLiteral("flush all");
-
-OpState replyErrorState(const QString &grpcError)
-{
-    if (grpcError.startsWith(QLatin1String("CANCELLED"))) {
-        return OpState::cancelled;
-    }
-    if (grpcError.startsWith(QLatin1String("UNAVAILABLE")) ||
-        grpcError.startsWith(QLatin1String("DEADLINE_EXCEEDED"))) {
-        return OpState::unreachable;
-    }
-    return OpState::failed;
-}
 
 FanOutOperation::Step
 flushJobStep(QString job, bool all, std::function<void(const QString &address)> started,
@@ -503,7 +491,7 @@ void JobsView::onFlushReply(const QString &address, const QString &label,
     const QString name = m_cluster.nodeName(address);
     if (!reply.ok) {
         m_report->setNodeError(name, reply.error,
-                               replyErrorState(reply.error) == OpState::unreachable);
+                               failedCallState(reply.error) == OpState::unreachable);
         return;
     }
     m_report->setNodeReport(name, reply.value);

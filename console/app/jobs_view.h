@@ -25,10 +25,6 @@ class ClusterController;
 class FlushReportModel;
 class JobsModel;
 
-// How a failed call shows in the operations dock: cancelled, unreachable (the node did not answer
-// at all or not in time) or failed (it answered no).
-OpState replyErrorState(const QString &grpcError);
-
 // The step of a flush on one node: FlushJob(job) or, with `all`, every job. `started` runs as the
 // node's call starts, `sink` with the node's full reply (for the report).
 FanOutOperation::Step

@@ -18,7 +18,8 @@ int main(int argc, char **argv)
     using namespace lutra::console;
     for (int i = 1; i < argc; ++i) {
         // The bench and the tour need no display: offscreen unless told otherwise.
-        if ((qstrcmp(argv[i], "--bench") == 0 || qstrcmp(argv[i], "--tour") == 0) &&
+        if ((qstrcmp(argv[i], "--bench") == 0 || qstrcmp(argv[i], "--tour") == 0 ||
+             qstrcmp(argv[i], "--bench-streams") == 0) &&
             qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
             qputenv("QT_QPA_PLATFORM", "offscreen");
         }
@@ -46,6 +47,13 @@ int main(int argc, char **argv)
         "bench", "measure the GUI thread's cost per frame with N synthetic nodes at 1 update/s, "
                  "for each N of a comma list (e.g. 1,128), and print JSON",
         "NODES");
+    const QCommandLineOption streamsOption(
+        "bench-streams", "measure what N counter streams cost the lutra-ctld at -H/--node "
+                         "(with --ctld-pid) and print JSON",
+        "N");
+    const QCommandLineOption ctldPidOption("ctld-pid", "the pid of that lutra-ctld", "PID");
+    const QCommandLineOption secondsOption("seconds", "measuring time of --bench-streams", "S",
+                                           "10");
     const QCommandLineOption tourOption(
         "tour", "walk through every view on the cluster offscreen, save a screenshot of each "
                 "into DIR, and exit (0 when every step worked)",
@@ -53,11 +61,21 @@ int main(int argc, char **argv)
     const QCommandLineOption benchFramesOption("bench-frames", "frames per node count (default 30)",
                                                "N", "30");
     parser.addOptions({clusterOption, hostsOption, tokenOption, caOption, certOption, keyOption,
-                       benchOption, benchFramesOption, tourOption});
+                       benchOption, benchFramesOption, tourOption, streamsOption,
+                       ctldPidOption, secondsOption});
     parser.process(app);
 
     if (parser.isSet(benchOption)) {
         return runConsoleBench(parser.value(benchOption), parser.value(benchFramesOption).toInt());
+    }
+    if (parser.isSet(streamsOption)) {
+        Endpoint node;
+        node.address = parser.value(hostsOption);
+        node.tokenFile = parser.value(tokenOption);
+        node.tlsCa = parser.value(caOption);
+        return runStreamsBench(node, parser.value(ctldPidOption).toLongLong(),
+                               parser.value(streamsOption).toInt(),
+                               parser.value(secondsOption).toInt());
     }
     if (parser.isSet(clusterOption) && parser.isSet(hostsOption)) {
         std::fprintf(stderr, "lutra-console: give --cluster or -H, not both\n");

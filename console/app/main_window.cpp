@@ -6,6 +6,8 @@
 #include "app/node_picker.h"
 #include "app/node_view.h"
 #include "app/operations_dock.h"
+#include "app/audit_view.h"
+#include "app/jobs_view.h"
 #include "app/profiles_view.h"
 #include "app/readahead_view.h"
 #include "app/tunables_view.h"
@@ -31,6 +33,8 @@ MainWindow::MainWindow(ClusterController &cluster, QWidget *parent)
           new TunablesView(cluster, [this] { return m_clusterView->selectedAddresses(); })),
       m_profilesView(
           new ProfilesView(cluster, [this] { return m_clusterView->selectedAddresses(); })),
+      m_jobsView(new JobsView(cluster, [this] { return m_clusterView->selectedAddresses(); })),
+      m_auditView(new AuditView(cluster, [this] { return m_clusterView->selectedAddresses(); })),
       m_operations(new OperationsDock(cluster, this)), m_frameTimer(new QTimer(this))
 {
     setObjectName("mainWindow");
@@ -41,6 +45,8 @@ MainWindow::MainWindow(ClusterController &cluster, QWidget *parent)
     m_tabs->addTab(m_lockLruView, tr("Lock LRU"));
     m_tabs->addTab(m_tunablesView, tr("Tunables"));
     m_tabs->addTab(m_profilesView, tr("Profiles"));
+    m_tabs->addTab(m_jobsView, tr("Jobs"));
+    m_tabs->addTab(m_auditView, tr("Audit"));
     setCentralWidget(m_tabs);
     addDockWidget(Qt::BottomDockWidgetArea, m_operations);
     resizeDocks({m_operations}, {170}, Qt::Vertical);
@@ -125,6 +131,8 @@ void MainWindow::frame()
     case lockLruTab: m_lockLruView->refresh(); break;
     case tunablesTab: m_tunablesView->refresh(); break;
     case profilesTab: m_profilesView->refresh(); break;
+    case jobsTab: m_jobsView->refresh(); break;
+    case auditTab: m_auditView->refresh(); break;
     default: break;
     }
 }

@@ -15,6 +15,8 @@ class LockLruView;
 class NodeView;
 class OperationsDock;
 class ProfilesView;
+class JobsView;
+class AuditView;
 class ReadaheadView;
 class TunablesView;
 struct ClusterFile;
@@ -22,7 +24,16 @@ struct ClusterFile;
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum Tab { clusterTab, nodeTab, readaheadTab, lockLruTab, tunablesTab, profilesTab };
+    enum Tab {
+        clusterTab,
+        nodeTab,
+        readaheadTab,
+        lockLruTab,
+        tunablesTab,
+        profilesTab,
+        jobsTab,
+        auditTab
+    };
 
     explicit MainWindow(ClusterController &cluster, QWidget *parent = nullptr);
     ~MainWindow() override;
@@ -39,6 +50,8 @@ public:
     LockLruView *lockLruView() const { return m_lockLruView; }
     TunablesView *tunablesView() const { return m_tunablesView; }
     ProfilesView *profilesView() const { return m_profilesView; }
+    JobsView *jobsView() const { return m_jobsView; }
+    AuditView *auditView() const { return m_auditView; }
     OperationsDock *operationsDock() const { return m_operations; }
     QTabWidget *tabs() const { return m_tabs; }
 
@@ -57,6 +70,8 @@ private:
     LockLruView *m_lockLruView;
     TunablesView *m_tunablesView;
     ProfilesView *m_profilesView;
+    JobsView *m_jobsView;
+    AuditView *m_auditView;
     OperationsDock *m_operations;
     QTimer *m_frameTimer;
 };

@@ -1,7 +1,9 @@
 #include "app/tour.h"
 
 #include "app/cluster_controller.h"
+#include "app/audit_view.h"
 #include "app/cluster_view.h"
+#include "app/jobs_view.h"
 #include "app/lock_lru_view.h"
 #include "app/main_window.h"
 #include "app/node_picker.h"
@@ -11,6 +13,8 @@
 #include "app/readahead_view.h"
 #include "app/tunables_view.h"
 #include "app/window_picker.h"
+#include "models/history_model.h"
+#include "models/jobs_model.h"
 #include "models/profiles_model.h"
 #include "widgets/profile_editor.h"
 #include "widgets/time_chart.h"
@@ -114,6 +118,8 @@ public:
         }
 
         profiles();
+        jobs();
+        audit();
         return m_failures == 0 ? 0 : 1;
     }
 
@@ -199,6 +205,43 @@ private:
         step("apply", waitFor([&] { return applied; }, 60'000) && applyOk);
         settle(m_window, 300);
         shoot("09-profile-applied", "compute applied: each node's outcome");
+    }
+
+    void jobs()
+    {
+        auto *view = m_window.jobsView();
+        m_window.clusterView()->selectAddresses({});
+        m_window.showTab(MainWindow::jobsTab);
+        if (!step("jobs listed", waitFor([&] {
+                      m_window.frame();
+                      return view->jobs()->rowCount() >= 2;
+                  }, 30'000))) {
+            return;
+        }
+        const QString job = view->jobs()->index(view->jobs()->rowCount() - 1, 0).data().toString();
+        view->selectJob(job);
+        settle(m_window, 300);
+        shoot("10-jobs", "job_stats merged across nodes: where each job ran, bytes and rates");
+        bool flushed = false;
+        bool flushOk = false;
+        QObject::connect(view, &JobsView::flushFinished, view, [&](bool ok) {
+            flushed = true;
+            flushOk = ok;
+        });
+        view->flushJobEverywhere();
+        step("flush job " + job, waitFor([&] { return flushed; }, 60'000) && flushOk);
+        settle(m_window, 300);
+        shoot("11-jobs-flushed", "job " + job + " flushed where it ran: the report per node");
+    }
+
+    void audit()
+    {
+        auto *view = m_window.auditView();
+        m_window.showTab(MainWindow::auditTab);
+        view->applyFilter();
+        step("audit listed", waitFor([&] { return view->history()->rowCount() >= 3; }, 30'000));
+        settle(m_window, 300);
+        shoot("12-audit", "every change on every node, newest first, with who and what");
     }
 
     bool step(const QString &what, bool ok)

@@ -29,6 +29,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QStandardPaths>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -189,6 +190,7 @@ private:
 private slots:
     void initTestCase()
     {
+        QStandardPaths::setTestModeEnabled(true); // QSettings of the window stay out of ~/.config
         QVERIFY(m_dir.isValid());
         for (const auto &[token, secret] : {std::pair{"admin", "admin-secret-0123456789ab"},
                                             std::pair{"viewer", "viewer-secret-0123456789"}}) {

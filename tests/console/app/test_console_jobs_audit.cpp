@@ -19,6 +19,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QStandardPaths>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMainWindow>
@@ -243,6 +244,7 @@ private:
 private slots:
     void initTestCase()
     {
+        QStandardPaths::setTestModeEnabled(true); // QSettings of the window stay out of ~/.config
         QVERIFY(m_dir.isValid());
         for (const auto &[token, secret] : {std::pair{"admin", "admin-secret-0123456789ab"},
                                             std::pair{"viewer", "viewer-secret-0123456789"}}) {
