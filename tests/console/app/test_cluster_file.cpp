@@ -102,6 +102,16 @@ private slots:
         QCOMPARE(parsed.errors.size(), 3);
     }
 
+    void theShippedExampleLoads()
+    {
+        const auto parsed = ClusterFile::load(QStringLiteral(LUTRA_EXAMPLE_CLUSTER));
+        QVERIFY2(parsed.ok(), qPrintable(parsed.errors.join('\n')));
+        QCOMPARE(parsed.file.groups, QStringList({"oss", "compute", "login"}));
+        QCOMPARE(parsed.file.nodes.size(), 4 + 128 + 16 + 2);
+        QVERIFY(parsed.file.nodes.first().endpoint.tlsCa.endsWith("/config/tls/ca.crt"));
+        QCOMPARE(parsed.file.nodes.last().endpoint.callTimeoutMs, 30'000);
+    }
+
     void loadNamesAMissingFile()
     {
         QTemporaryDir dir;
