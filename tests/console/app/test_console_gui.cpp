@@ -2,7 +2,7 @@
 // workload: every view driven with QTest, what it shows asserted, and saved as a screenshot PNG
 // into $LUTRA_SCREENSHOT_DIR (default: screenshots/ next to the test binary).
 
-#include "../../ctld/daemon/ctld_fixture.h"
+#include "app/chart_grid.h"
 #include "app/cluster_controller.h"
 #include "app/cluster_view.h"
 #include "app/fan_out_operation.h"
@@ -14,7 +14,7 @@
 #include "app/profiles_view.h"
 #include "app/readahead_view.h"
 #include "app/tunables_view.h"
-#include "app/chart_grid.h"
+#include "console_test_cluster.h"
 #include "models/cluster_model.h"
 #include "models/counter_blocks_model.h"
 #include "models/operations_model.h"
@@ -29,161 +29,30 @@
 
 #include <QApplication>
 #include <QDir>
-#include <QStandardPaths>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
-#include <QSignalSpy>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 #include <QTreeView>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <csignal>
 
 using namespace lutra::console;
-using lutra::test::BenchProcess;
-using lutra::test::CtldProcess;
 
-namespace {
-
-// A port the kernel just handed out, for a ctld that must come back on the same address.
-int freePort()
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    ::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address);
-    ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
-    ::close(fd);
-    return ntohs(address.sin_port);
-}
-
-QString screenshotDir()
-{
-    QString dir = qEnvironmentVariable("LUTRA_SCREENSHOT_DIR");
-    if (dir.isEmpty()) {
-        dir = QDir(QCoreApplication::applicationDirPath()).filePath("screenshots");
-    }
-    QDir().mkpath(dir);
-    return dir;
-}
-
-// Saves the window and checks the picture is not blank (more than a handful of colours).
-void screenshot(QWidget &widget, const QString &name)
-{
-    QApplication::processEvents();
-    const QImage image = widget.grab().toImage();
-    QSet<QRgb> colours;
-    for (int y = 0; y < image.height() && colours.size() < 16; y += 7) {
-        for (int x = 0; x < image.width() && colours.size() < 16; x += 7) {
-            colours.insert(image.pixel(x, y));
-        }
-    }
-    QVERIFY2(colours.size() >= 16, qPrintable(name + " looks blank"));
-    const auto path = QDir(screenshotDir()).filePath("console-" + name + ".png");
-    QVERIFY2(image.save(path), qPrintable("cannot write " + path));
-}
-
-QString cell(const QAbstractItemModel &model, int row, int column,
-            const QModelIndex &parent = {})
-{
-    return model.index(row, column, parent).data().toString();
-}
-
-} // namespace
+using namespace lutra::console::test;
 
 class TestConsoleGui : public QObject {
     Q_OBJECT
 
 private:
-    struct Node {
-        QString name;
-        QString runDir;
-        int port = 0;
-        std::unique_ptr<BenchProcess> bench;
-        std::unique_ptr<CtldProcess> ctld;
-    };
-
-    QString configFor(const Node &node) const
-    {
-        return QString("node: %1\n"
-                       "labels: {role: compute, rack: r%2}\n"
-                       "listen: 127.0.0.1:%3\n"
-                       "metrics_listen: ''\n"
-                       "run_dir: %4\n"
-                       "db: %4/../ctld.db\n"
-                       "sample_interval: 1s\n"
-                       "poll_interval: 500ms\n"
-                       "auth:\n"
-                       "  tokens:\n"
-                       "    - {name: ada, token_file: %5/admin.token, role: admin}\n"
-                       "    - {name: vera, token_file: %5/viewer.token, role: viewer}\n")
-            .arg(node.name)
-            .arg(node.port % 3)
-            .arg(node.port)
-            .arg(node.runDir, m_dir.path());
-    }
-
-    bool startCtld(Node &node)
-    {
-        node.ctld = std::make_unique<CtldProcess>(node.runDir, configFor(node));
-        return node.ctld->waitReady();
-    }
-
-    QString clusterFile(const QString &token) const
-    {
-        QString hosts;
-        for (const auto &node : m_nodes) {
-            hosts += (hosts.isEmpty() ? "" : ",") + QString("127.0.0.1:%1").arg(node->port);
-        }
-        const auto path = m_dir.filePath(token + "-cluster.yaml");
-        QFile file(path);
-        file.open(QIODevice::WriteOnly);
-        // A short deadline: the hung-node checks wait for it.
-        file.write(QString("name: gui-test\n"
-                           "timeout: 4s\n"
-                           "token_file: %1.token\n"
-                           "groups:\n"
-                           "  - name: compute\n"
-                           "    hosts: %2\n")
-                       .arg(token, hosts)
-                       .toUtf8());
-        return path;
-    }
-
-    bool waitAllReady(ClusterController &cluster, int timeoutMs = 60000)
-    {
-        QElapsedTimer timer;
-        timer.start();
-        while (timer.elapsed() < timeoutMs) {
-            int ready = 0;
-            for (const auto &address : cluster.addresses()) {
-                const auto *connection = cluster.connection(address);
-                ready += connection->state() == ConnectionState::ready &&
-                         cluster.latestCounters(address) != nullptr &&
-                         !connection->instances().isEmpty();
-            }
-            if (ready == cluster.addresses().size()) {
-                return true;
-            }
-            QTest::qWait(100);
-        }
-        return false;
-    }
-
-    QTemporaryDir m_dir;
-    std::vector<std::unique_ptr<Node>> m_nodes;
+    TestCluster m_nodes;
     std::unique_ptr<ClusterController> m_cluster;
     std::unique_ptr<MainWindow> m_window;
 
@@ -191,41 +60,23 @@ private slots:
     void initTestCase()
     {
         QStandardPaths::setTestModeEnabled(true); // QSettings of the window stay out of ~/.config
-        QVERIFY(m_dir.isValid());
-        for (const auto &[token, secret] : {std::pair{"admin", "admin-secret-0123456789ab"},
-                                            std::pair{"viewer", "viewer-secret-0123456789"}}) {
-            QFile file(m_dir.filePath(QString(token) + ".token"));
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            file.write(QByteArray(secret) + "\n");
-            file.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
-        }
-        for (int i = 1; i <= 2; ++i) {
-            auto node = std::make_unique<Node>();
-            node->name = QString("node%1").arg(i, 3, 10, QChar('0'));
-            node->runDir = m_dir.filePath(node->name + "/run");
-            QDir().mkpath(node->runDir);
-            node->port = freePort();
-            node->bench = std::make_unique<BenchProcess>(node->runDir, "job" + node->name,
-                                                         QString("10%1").arg(i));
-            QVERIFY(node->bench->waitReady());
-            QVERIFY2(startCtld(*node), qPrintable(node->ctld->log()));
-            m_nodes.push_back(std::move(node));
-        }
+        const auto error = m_nodes.start(2);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
         m_cluster = std::make_unique<ClusterController>();
         m_window = std::make_unique<MainWindow>(*m_cluster);
         m_window->resize(1400, 900);
         m_window->show();
-        const auto parsed = ClusterFile::load(clusterFile("admin"));
+        const auto parsed = ClusterFile::load(m_nodes.clusterFile("admin"));
         QVERIFY2(parsed.ok(), qPrintable(parsed.errors.join('\n')));
         m_window->openCluster(parsed.file);
-        QVERIFY(waitAllReady(*m_cluster));
+        QVERIFY(TestCluster::waitAllReady(*m_cluster));
     }
 
     void cleanupTestCase()
     {
         m_window.reset();
         m_cluster.reset();
-        m_nodes.clear();
+        m_nodes.stop();
     }
 
     void clusterViewShowsEveryNode()
@@ -241,7 +92,7 @@ private slots:
                                  30000);
         m_window->frame();
         for (int row = 0; row < 2; ++row) {
-            QCOMPARE(cell(model, row, ClusterModel::Node), m_nodes[row]->name);
+            QCOMPARE(cell(model, row, ClusterModel::Node), m_nodes.node(row).name);
             QCOMPARE(cell(model, row, ClusterModel::State), QString("ready"));
             QCOMPARE(cell(model, row, ClusterModel::You), QString("ada (admin)"));
             QVERIFY(cell(model, row, ClusterModel::Labels).contains("role=compute"));
@@ -251,9 +102,9 @@ private slots:
         }
         // The label filter narrows the table.
         auto *filter = m_window->findChild<QLineEdit *>("cluster.filter");
-        QTest::keyClicks(filter, m_nodes[1]->name);
+        QTest::keyClicks(filter, m_nodes.node(1).name);
         QCOMPARE(model.rowCount(), 1);
-        QCOMPARE(cell(model, 0, ClusterModel::Node), m_nodes[1]->name);
+        QCOMPARE(cell(model, 0, ClusterModel::Node), m_nodes.node(1).name);
         filter->clear();
         QCOMPARE(model.rowCount(), 2);
         screenshot(*m_window, "cluster");
@@ -411,8 +262,7 @@ private slots:
         QCOMPARE(applied.first().first().toBool(), true);
         QCOMPARE(view->results()->errorCount(), 0);
         // The matrix reads the values back: 12 everywhere, nothing differs.
-        QTRY_VERIFY_WITH_TIMEOUT(cell(*matrix, 0, 2) == "12" && cell(*matrix, 1, 2) == "12",
-                                 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(cell(*matrix, 0, 2) == "12" && cell(*matrix, 1, 2) == "12", 10000);
         QVERIFY(!matrix->differs(0, 2) && !matrix->differs(1, 2));
         screenshot(*m_window, "tunables");
     }
@@ -482,7 +332,7 @@ private slots:
         QCOMPARE(diffed.first().first().toBool(), true);
         // Both nodes, every osc target and the readahead budget: live -> desired with the line.
         const auto &plan = *view->plan();
-        QCOMPARE(plan.nodes(), QStringList({m_nodes[0]->name, m_nodes[1]->name}));
+        QCOMPARE(plan.nodes(), QStringList({m_nodes.node(0).name, m_nodes.node(1).name}));
         QVERIFY(plan.changedCount() >= 4);
         bool sawSource = false;
         for (int row = 0; row < plan.rowCount(); ++row) {
@@ -535,14 +385,14 @@ private slots:
         QVERIFY2(script.contains("put-profile /tmp/gui-tuning.yaml") &&
                      script.contains("apply gui-tuning"),
                  qPrintable(script));
-        const auto path = m_dir.filePath("apply.json");
+        const auto path = m_nodes.filePath("apply.json");
         QVERIFY(dock->exportSelected(path));
         QFile exported(path);
         QVERIFY(exported.open(QIODevice::ReadOnly));
         const auto json = QJsonDocument::fromJson(exported.readAll()).object();
         QCOMPARE(json["summary"].toObject()["ok"].toInt(), 2);
-        QVERIFY(json["nodes"].toArray().first().toObject()["result"].toObject().contains(
-            "history_id"));
+        QVERIFY(
+            json["nodes"].toArray().first().toObject()["result"].toObject().contains("history_id"));
     }
 
     void aViewerSeesNoEditControlsAndIsToldWhy()
@@ -551,8 +401,8 @@ private slots:
         MainWindow window(cluster);
         window.resize(1400, 900);
         window.show();
-        window.openCluster(ClusterFile::load(clusterFile("viewer")).file);
-        QVERIFY(waitAllReady(cluster));
+        window.openCluster(ClusterFile::load(m_nodes.clusterFile("viewer")).file);
+        QVERIFY(TestCluster::waitAllReady(cluster));
         QCOMPARE(cluster.roleOn(cluster.addresses()), Role::viewer);
         window.showTab(MainWindow::tunablesTab);
         QTRY_VERIFY_WITH_TIMEOUT(
@@ -576,7 +426,7 @@ private slots:
     {
         // node002's ctld stops answering (SIGSTOP): the dry run reports it unreachable when its
         // deadline passes, node001's outcome stands, and the GUI thread keeps turning meanwhile.
-        auto &hung = *m_nodes[1];
+        auto &hung = m_nodes.node(1);
         ::kill(static_cast<pid_t>(hung.ctld->pid()), SIGSTOP);
         auto *view = m_window->tunablesView();
         m_window->showTab(MainWindow::tunablesTab);
@@ -609,7 +459,7 @@ private slots:
     {
         // One node at a time; the first hangs. Cancel: the second is never contacted and keeps
         // its value; the dock says so per node.
-        auto &hung = *m_nodes[0];
+        auto &hung = m_nodes.node(0);
         const auto addresses = m_cluster->addresses();
         QTRY_VERIFY_WITH_TIMEOUT(
             m_cluster->connection(addresses[0])->state() == ConnectionState::ready, 30000);
@@ -634,19 +484,20 @@ private slots:
         QCOMPARE(cell(operations, 1, 1, op), QString("cancelled"));
         QCOMPARE(cell(operations, 1, 2, op), QString("not contacted"));
         bool read = false;
-        m_cluster->connection(addresses[1])->getParams(
-            {"osc.ost0.max_rpcs_in_flight"}, {}, [&](Reply<QList<InstanceValue>> reply) {
-                QVERIFY(reply.ok && !reply.value.isEmpty());
-                QVERIFY(reply.value.first().value != "7");
-                read = true;
-            });
+        m_cluster->connection(addresses[1])
+            ->getParams({"osc.ost0.max_rpcs_in_flight"}, {},
+                        [&](Reply<QList<InstanceValue>> reply) {
+                            QVERIFY(reply.ok && !reply.value.isEmpty());
+                            QVERIFY(reply.value.first().value != "7");
+                            read = true;
+                        });
         QTRY_VERIFY(read);
     }
 
     void aNodeThatDiesIsUnreachableThenComesBack()
     {
         m_window->showTab(MainWindow::clusterTab);
-        auto &node = *m_nodes[1];
+        auto &node = m_nodes.node(1);
         const auto address = m_cluster->addresses().at(1);
         auto *connection = m_cluster->connection(address);
         connection->setBackoffForTests(200, 1000);
@@ -659,7 +510,7 @@ private slots:
         QVERIFY(!cell(*table->model(), row, ClusterModel::Error).isEmpty());
         screenshot(*m_window, "cluster-unreachable");
         node.ctld->stop();
-        QVERIFY2(startCtld(node), qPrintable(node.ctld->log()));
+        QVERIFY2(m_nodes.startCtld(1), qPrintable(node.ctld->log()));
         QTRY_COMPARE_WITH_TIMEOUT(connection->state(), ConnectionState::ready, 30000);
         // Counters flow again after the restart.
         const auto before = m_cluster->latestCounters(address)->timeNs;

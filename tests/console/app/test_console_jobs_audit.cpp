@@ -4,11 +4,11 @@
 // with its filters, and a rollback from it. Screenshots go to $LUTRA_SCREENSHOT_DIR (default:
 // screenshots/ next to the test binary).
 
-#include "../../ctld/daemon/ctld_fixture.h"
 #include "app/audit_view.h"
 #include "app/cluster_controller.h"
 #include "app/jobs_view.h"
 #include "app/operations_dock.h"
+#include "console_test_cluster.h"
 #include "models/flush_report_model.h"
 #include "models/history_model.h"
 #include "models/jobs_model.h"
@@ -19,71 +19,21 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
-#include <QStandardPaths>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTabWidget>
 #include <QTreeView>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 using namespace lutra::console;
-using lutra::test::BenchProcess;
-using lutra::test::CtldProcess;
+using namespace lutra::console::test;
 
 namespace {
 
 const QString kParam = QStringLiteral("osc.ost0.max_rpcs_in_flight");
-
-int freePort()
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    ::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address);
-    ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
-    ::close(fd);
-    return ntohs(address.sin_port);
-}
-
-QString screenshotDir()
-{
-    QString dir = qEnvironmentVariable("LUTRA_SCREENSHOT_DIR");
-    if (dir.isEmpty()) {
-        dir = QDir(QCoreApplication::applicationDirPath()).filePath("screenshots");
-    }
-    QDir().mkpath(dir);
-    return dir;
-}
-
-// Saves the window and checks the picture is not blank (more than a handful of colours).
-void screenshot(QWidget &widget, const QString &name)
-{
-    QApplication::processEvents();
-    const QImage image = widget.grab().toImage();
-    QSet<QRgb> colours;
-    for (int y = 0; y < image.height() && colours.size() < 16; y += 7) {
-        for (int x = 0; x < image.width() && colours.size() < 16; x += 7) {
-            colours.insert(image.pixel(x, y));
-        }
-    }
-    QVERIFY2(colours.size() >= 16, qPrintable(name + " looks blank"));
-    const auto path = QDir(screenshotDir()).filePath("console-" + name + ".png");
-    QVERIFY2(image.save(path), qPrintable("cannot write " + path));
-}
-
-QString cell(const QAbstractItemModel &model, int row, int column, const QModelIndex &parent = {})
-{
-    return model.index(row, column, parent).data().toString();
-}
 
 // "1,234" as the models print counts.
 bool isCount(const QString &text)
@@ -93,90 +43,12 @@ bool isCount(const QString &text)
     return ok;
 }
 
-// Waits for a NodeConnection call: `start` gets the done callback.
-template <typename T>
-Reply<T> await(const std::function<void(std::function<void(Reply<T>)>)> &start)
-{
-    Reply<T> result;
-    bool done = false;
-    start([&](Reply<T> reply) {
-        result = std::move(reply);
-        done = true;
-    });
-    if (!QTest::qWaitFor([&] { return done; }, 60000)) {
-        result.error = QStringLiteral("timed out");
-    }
-    return result;
-}
-
 } // namespace
 
 class TestConsoleJobsAudit : public QObject {
     Q_OBJECT
 
 private:
-    struct Node {
-        QString name;
-        QString runDir;
-        int port = 0;
-        std::unique_ptr<BenchProcess> bench;
-        std::unique_ptr<CtldProcess> ctld;
-    };
-
-    QString configFor(const Node &node) const
-    {
-        return QString("node: %1\n"
-                       "labels: {role: compute}\n"
-                       "listen: 127.0.0.1:%2\n"
-                       "metrics_listen: ''\n"
-                       "run_dir: %3\n"
-                       "db: %3/../ctld.db\n"
-                       "sample_interval: 1s\n"
-                       "poll_interval: 500ms\n"
-                       "auth:\n"
-                       "  tokens:\n"
-                       "    - {name: ada, token_file: %4/admin.token, role: admin}\n"
-                       "    - {name: vera, token_file: %4/viewer.token, role: viewer}\n")
-            .arg(node.name)
-            .arg(node.port)
-            .arg(node.runDir, m_dir.path());
-    }
-
-    QString clusterFile(const QString &token) const
-    {
-        QString hosts;
-        for (const auto &node : m_nodes) {
-            hosts += (hosts.isEmpty() ? "" : ",") + QString("127.0.0.1:%1").arg(node->port);
-        }
-        const auto path = m_dir.filePath(token + "-cluster.yaml");
-        QFile file(path);
-        file.open(QIODevice::WriteOnly);
-        file.write(QString("name: jobs-audit-test\n"
-                           "token_file: %1.token\n"
-                           "groups:\n"
-                           "  - name: compute\n"
-                           "    hosts: %2\n")
-                       .arg(token, hosts)
-                       .toUtf8());
-        return path;
-    }
-
-    static bool waitAllReady(ClusterController &cluster, int timeoutMs = 60000)
-    {
-        return QTest::qWaitFor(
-            [&] {
-                for (const auto &address : cluster.addresses()) {
-                    const auto *connection = cluster.connection(address);
-                    if (connection->state() != ConnectionState::ready ||
-                        connection->instances().isEmpty()) {
-                        return false;
-                    }
-                }
-                return true;
-            },
-            timeoutMs);
-    }
-
     QString address(int node) const { return m_cluster->addresses().at(node); }
     NodeConnection &connection(int node) const { return *m_cluster->connection(address(node)); }
 
@@ -231,8 +103,7 @@ private:
         return m_window->findChild<T *>(name);
     }
 
-    QTemporaryDir m_dir;
-    std::vector<std::unique_ptr<Node>> m_nodes;
+    TestCluster m_nodes;
     std::unique_ptr<ClusterController> m_cluster;
     std::unique_ptr<QMainWindow> m_window;
     QTabWidget *m_tabs = nullptr;
@@ -245,27 +116,8 @@ private slots:
     void initTestCase()
     {
         QStandardPaths::setTestModeEnabled(true); // QSettings of the window stay out of ~/.config
-        QVERIFY(m_dir.isValid());
-        for (const auto &[token, secret] : {std::pair{"admin", "admin-secret-0123456789ab"},
-                                            std::pair{"viewer", "viewer-secret-0123456789"}}) {
-            QFile file(m_dir.filePath(QString(token) + ".token"));
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            file.write(QByteArray(secret) + "\n");
-            file.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
-        }
-        for (int i = 1; i <= 2; ++i) {
-            auto node = std::make_unique<Node>();
-            node->name = QString("node%1").arg(i, 3, 10, QChar('0'));
-            node->runDir = m_dir.filePath(node->name + "/run");
-            QDir().mkpath(node->runDir);
-            node->port = freePort();
-            node->bench = std::make_unique<BenchProcess>(node->runDir, "job" + node->name,
-                                                         QString("100%1").arg(i));
-            QVERIFY(node->bench->waitReady());
-            node->ctld = std::make_unique<CtldProcess>(node->runDir, configFor(*node));
-            QVERIFY2(node->ctld->waitReady(), qPrintable(node->ctld->log()));
-            m_nodes.push_back(std::move(node));
-        }
+        const auto error = m_nodes.start(2);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
         m_cluster = std::make_unique<ClusterController>();
         m_window = std::make_unique<QMainWindow>();
         m_tabs = new QTabWidget;
@@ -280,10 +132,10 @@ private slots:
         m_window->resizeDocks({dock}, {170}, Qt::Vertical);
         m_window->resize(1400, 900);
         m_window->show();
-        const auto parsed = ClusterFile::load(clusterFile("admin"));
+        const auto parsed = ClusterFile::load(m_nodes.clusterFile("admin"));
         QVERIFY2(parsed.ok(), qPrintable(parsed.errors.join('\n')));
         m_cluster->open(parsed.file);
-        QVERIFY(waitAllReady(*m_cluster));
+        QVERIFY(TestCluster::waitAllReady(*m_cluster));
         QCOMPARE(m_cluster->nodeName(address(0)), QString("node001"));
         QCOMPARE(m_cluster->nodeName(address(1)), QString("node002"));
     }
@@ -292,7 +144,7 @@ private slots:
     {
         m_window.reset();
         m_cluster.reset();
-        m_nodes.clear();
+        m_nodes.stop();
     }
 
     void jobsTableShowsEveryJobWithItsNode()
@@ -555,8 +407,8 @@ private slots:
     void aViewerCannotFlushAndIsToldWhy()
     {
         ClusterController cluster;
-        cluster.open(ClusterFile::load(clusterFile("viewer")).file);
-        QVERIFY(waitAllReady(cluster));
+        cluster.open(ClusterFile::load(m_nodes.clusterFile("viewer")).file);
+        QVERIFY(TestCluster::waitAllReady(cluster));
         QCOMPARE(cluster.roleOn(cluster.addresses()), Role::viewer);
         JobsView jobs(cluster, [] { return QStringList{}; });
         AuditView audit(cluster, [] { return QStringList{}; });
