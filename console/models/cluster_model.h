@@ -87,7 +87,8 @@ private:
         bool hasInstances = false;
         QList<InstanceInfo> instances;
         NodeLive live;
-        int drift = -1; // entries that differ from driftProfile at the last verify; -1: not verified
+        int drift =
+            -1; // entries that differ from driftProfile at the last verify; -1: not verified
         QString driftProfile;
     };
 

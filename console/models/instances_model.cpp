@@ -18,47 +18,21 @@ bool sameInstance(const InstanceInfo &a, const InstanceInfo &b)
 
 } // namespace
 
-InstancesModel::InstancesModel(QObject *parent) : QAbstractTableModel(parent) {}
+InstancesModel::InstancesModel(QObject *parent) : KeyedTableModel(parent) {}
 
 void InstancesModel::setInstances(const QList<InstanceInfo> &instances)
 {
     QList<InstanceInfo> wantedInstances;
-    QStringList wanted;
+    QSet<QString> ids;
     for (const InstanceInfo &instance : instances) {
-        if (!wanted.contains(instance.id)) {
-            wanted.append(instance.id);
+        if (!ids.contains(instance.id)) {
+            ids.insert(instance.id);
             wantedInstances.append(instance);
         }
     }
-    QStringList current;
-    for (const InstanceInfo &instance : std::as_const(m_instances)) {
-        current.append(instance.id);
-    }
-    syncRows(
-        current, wanted,
-        [this](int first, int last) {
-            beginRemoveRows({}, first, last);
-            m_instances.remove(first, last - first + 1);
-            endRemoveRows();
-        },
-        [this](int from, int to) {
-            beginMoveRows({}, from, from, {}, to);
-            m_instances.move(from, to);
-            endMoveRows();
-        },
-        [this, &wantedInstances](int first, int last) {
-            beginInsertRows({}, first, last);
-            for (int i = first; i <= last; ++i) {
-                m_instances.insert(i, wantedInstances[i]);
-            }
-            endInsertRows();
-        });
-    for (int i = 0; i < m_instances.size(); ++i) {
-        if (!sameInstance(m_instances[i], wantedInstances[i])) {
-            m_instances[i] = wantedInstances[i];
-            emit dataChanged(index(i, 0), index(i, ColumnCount - 1));
-        }
-    }
+    syncTo(
+        m_instances, wantedInstances, [](const InstanceInfo &instance) { return instance.id; },
+        &sameInstance);
 }
 
 void InstancesModel::setNowMs(qint64 nowMs)

@@ -2,12 +2,13 @@
 // The instances of one node (targets, client mounts, bench jobs), updated in place by id.
 
 #include "core/types.h"
+#include "models/row_sync.h"
 
 #include <QAbstractTableModel>
 
 namespace lutra::console {
 
-class InstancesModel : public QAbstractTableModel {
+class InstancesModel : public KeyedTableModel {
     Q_OBJECT
 public:
     enum Column { Id, Kind, Pid, Version, Connected, Since, Restarts, ColumnCount };

@@ -45,7 +45,7 @@ void addRate(double &total, double rate)
 
 } // namespace
 
-JobsModel::JobsModel(QObject *parent) : QAbstractTableModel(parent) {}
+JobsModel::JobsModel(QObject *parent) : KeyedTableModel(parent) {}
 
 void JobsModel::setNodeJobs(const QString &node, const QList<JobStat> &jobs, qint64 timeMs)
 {
@@ -262,44 +262,9 @@ bool JobsModel::accepted(const QString &job) const
 
 void JobsModel::rebuild()
 {
-    const QList<Row> wanted = computeRows();
-    QStringList wantedKeys;
-    wantedKeys.reserve(wanted.size());
-    for (const Row &row : wanted) {
-        wantedKeys.append(row.job);
-    }
-    syncRows(
-        jobs(), wantedKeys,
-        [this](int first, int last) {
-            beginRemoveRows({}, first, last);
-            m_rows.remove(first, last - first + 1);
-            endRemoveRows();
-        },
-        [this](int from, int to) {
-            beginMoveRows({}, from, from, {}, to);
-            m_rows.move(from, to);
-            endMoveRows();
-        },
-        [this, &wanted](int first, int last) {
-            beginInsertRows({}, first, last);
-            for (int i = first; i <= last; ++i) {
-                m_rows.insert(i, wanted[i]);
-            }
-            endInsertRows();
-        });
     // A periodic update changes most rows' numbers in place: one signal per run of them.
-    int runStart = -1;
-    for (int i = 0; i <= m_rows.size(); ++i) {
-        if (i < m_rows.size() && !sameRow(m_rows[i], wanted[i])) {
-            m_rows[i] = wanted[i];
-            runStart = runStart < 0 ? i : runStart;
-            continue;
-        }
-        if (runStart >= 0) {
-            emit dataChanged(index(runStart, Nodes), index(i - 1, ColumnCount - 1));
-            runStart = -1;
-        }
-    }
+    syncTo(
+        m_rows, computeRows(), [](const Row &row) { return row.job; }, &JobsModel::sameRow, Nodes);
 }
 
 QString JobsModel::text(const Row &row, int column) const

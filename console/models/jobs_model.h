@@ -3,6 +3,7 @@
 // with its bytes, rates and operations summed over every node and instance.
 
 #include "core/types.h"
+#include "models/row_sync.h"
 
 #include <QAbstractTableModel>
 #include <QHash>
@@ -12,7 +13,7 @@
 
 namespace lutra::console {
 
-class JobsModel : public QAbstractTableModel {
+class JobsModel : public KeyedTableModel {
     Q_OBJECT
 public:
     enum Column {

@@ -8,44 +8,22 @@
 
 namespace lutra::console {
 
-LoadErrorsModel::LoadErrorsModel(QObject *parent) : QAbstractTableModel(parent) {}
+LoadErrorsModel::LoadErrorsModel(QObject *parent) : KeyedTableModel(parent) {}
 
 void LoadErrorsModel::setErrors(const QList<QPair<QString, ProfileError>> &errors)
 {
     // The key is everything a row shows, so a row that stays never needs a dataChanged.
     QList<Row> wanted;
-    QStringList wantedKeys;
     QHash<QString, int> seen;
     for (const auto &[node, error] : errors) {
         const QString text = node + u'\n' + profileErrorText(error);
         const int repeat = seen[text]++;
         Row row{text + u'\n' + QString::number(repeat), node, error};
-        wantedKeys.append(row.key);
         wanted.append(row);
     }
-    QStringList current;
-    for (const Row &row : std::as_const(m_rows)) {
-        current.append(row.key);
-    }
-    syncRows(
-        current, wantedKeys,
-        [this](int first, int last) {
-            beginRemoveRows({}, first, last);
-            m_rows.remove(first, last - first + 1);
-            endRemoveRows();
-        },
-        [this](int from, int to) {
-            beginMoveRows({}, from, from, {}, to);
-            m_rows.move(from, to);
-            endMoveRows();
-        },
-        [this, &wanted](int first, int last) {
-            beginInsertRows({}, first, last);
-            for (int i = first; i <= last; ++i) {
-                m_rows.insert(i, wanted[i]);
-            }
-            endInsertRows();
-        });
+    syncTo(
+        m_rows, wanted, [](const Row &row) { return row.key; },
+        [](const Row &, const Row &) { return true; });
 }
 
 int LoadErrorsModel::rowCount(const QModelIndex &parent) const

@@ -3,13 +3,14 @@
 // error with the place in the document; fed from ProfilesModel::loadErrors().
 
 #include "core/types.h"
+#include "models/row_sync.h"
 
 #include <QAbstractTableModel>
 #include <QPair>
 
 namespace lutra::console {
 
-class LoadErrorsModel : public QAbstractTableModel {
+class LoadErrorsModel : public KeyedTableModel {
     Q_OBJECT
 public:
     enum Column { Node, Where, Message, ColumnCount };

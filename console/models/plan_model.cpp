@@ -31,7 +31,7 @@ QString refusal(const PlanEntry &entry, const InstanceSetOutcome *result, bool p
 
 } // namespace
 
-PlanModel::PlanModel(QObject *parent) : QAbstractTableModel(parent) {}
+PlanModel::PlanModel(QObject *parent) : KeyedTableModel(parent) {}
 
 void PlanModel::setPlan(const QString &node, const ProfilePlan &plan, Mode mode)
 {
@@ -276,52 +276,17 @@ void PlanModel::replaceNode(const QString &node, QList<Row> rows)
 void PlanModel::sync()
 {
     QList<Row> wanted;
-    QStringList wantedKeys;
     for (const QString &node : nodes()) {
         for (const Row &row : std::as_const(m_plans[node])) {
             if (shown(row)) {
                 wanted.append(row);
-                wantedKeys.append(row.key);
             }
         }
     }
-    QStringList current;
-    current.reserve(m_rows.size());
-    for (const Row &row : std::as_const(m_rows)) {
-        current.append(row.key);
-    }
-    syncRows(
-        current, wantedKeys,
-        [this](int first, int last) {
-            beginRemoveRows({}, first, last);
-            m_rows.remove(first, last - first + 1);
-            endRemoveRows();
-        },
-        [this](int from, int to) {
-            beginMoveRows({}, from, from, {}, to);
-            m_rows.move(from, to);
-            endMoveRows();
-        },
-        [this, &wanted](int first, int last) {
-            beginInsertRows({}, first, last);
-            for (int i = first; i <= last; ++i) {
-                m_rows.insert(i, wanted[i]);
-            }
-            endInsertRows();
-        });
     // Rows that stayed (a diff becoming an apply) change in place: one signal per run.
-    int runStart = -1;
-    for (int i = 0; i <= m_rows.size(); ++i) {
-        if (i < m_rows.size() && !(m_rows[i] == wanted[i])) {
-            m_rows[i] = wanted[i];
-            runStart = runStart < 0 ? i : runStart;
-            continue;
-        }
-        if (runStart >= 0) {
-            emit dataChanged(index(runStart, 0), index(i - 1, ColumnCount - 1));
-            runStart = -1;
-        }
-    }
+    syncTo(
+        m_rows, wanted, [](const Row &row) { return row.key; },
+        [](const Row &a, const Row &b) { return a == b; });
 }
 
 } // namespace lutra::console

@@ -3,13 +3,14 @@
 // instance and parameter, plus a row per error and per node the profile does not match.
 
 #include "core/types.h"
+#include "models/row_sync.h"
 
 #include <QAbstractTableModel>
 #include <QMap>
 
 namespace lutra::console {
 
-class PlanModel : public QAbstractTableModel {
+class PlanModel : public KeyedTableModel {
     Q_OBJECT
 public:
     enum Column { Node, Instance, Parameter, Live, Desired, Source, Status, ColumnCount };

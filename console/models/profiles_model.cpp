@@ -29,7 +29,7 @@ QStringList errorTexts(const QList<ProfileError> &errors)
 
 } // namespace
 
-ProfilesModel::ProfilesModel(QObject *parent) : QAbstractTableModel(parent) {}
+ProfilesModel::ProfilesModel(QObject *parent) : KeyedTableModel(parent) {}
 
 void ProfilesModel::setNodeProfiles(const QString &node, const ProfileList &list)
 {
@@ -174,50 +174,10 @@ QVariant ProfilesModel::headerData(int section, Qt::Orientation orientation, int
 
 void ProfilesModel::rebuild()
 {
-    const QList<Row> wanted = computeRows();
-    QStringList current;
-    current.reserve(m_rows.size());
-    for (const Row &row : std::as_const(m_rows)) {
-        current.append(row.name);
-    }
-    QStringList wantedNames;
-    wantedNames.reserve(wanted.size());
-    for (const Row &row : wanted) {
-        wantedNames.append(row.name);
-    }
-    syncRows(
-        current, wantedNames,
-        [this](int first, int last) {
-            beginRemoveRows({}, first, last);
-            m_rows.remove(first, last - first + 1);
-            endRemoveRows();
-        },
-        [this](int from, int to) {
-            beginMoveRows({}, from, from, {}, to);
-            m_rows.move(from, to);
-            endMoveRows();
-        },
-        [this, &wanted](int first, int last) {
-            beginInsertRows({}, first, last);
-            for (int i = first; i <= last; ++i) {
-                m_rows.insert(i, wanted[i]);
-            }
-            endInsertRows();
-        });
     // A node that comes or goes changes Missing and Matches of many rows: one signal per run.
-    int runStart = -1;
-    for (int i = 0; i <= m_rows.size(); ++i) {
-        const bool changed = i < m_rows.size() && !(m_rows[i] == wanted[i]);
-        if (changed) {
-            m_rows[i] = wanted[i];
-            runStart = runStart < 0 ? i : runStart;
-            continue;
-        }
-        if (runStart >= 0) {
-            emit dataChanged(index(runStart, 0), index(i - 1, ColumnCount - 1));
-            runStart = -1;
-        }
-    }
+    syncTo(
+        m_rows, computeRows(), [](const Row &row) { return row.name; },
+        [](const Row &a, const Row &b) { return a == b; });
 }
 
 QList<ProfilesModel::Row> ProfilesModel::computeRows() const

@@ -3,6 +3,7 @@
 // name, with where it comes from, how many nodes it matches and which nodes lack it.
 
 #include "core/types.h"
+#include "models/row_sync.h"
 
 #include <QAbstractTableModel>
 #include <QMap>
@@ -10,7 +11,7 @@
 
 namespace lutra::console {
 
-class ProfilesModel : public QAbstractTableModel {
+class ProfilesModel : public KeyedTableModel {
     Q_OBJECT
 public:
     enum Column { Name, Description, Extends, Source, Matches, Missing, ColumnCount };

@@ -58,3 +58,68 @@ void syncRows(QList<Key> current, const QList<Key> &wanted, RemoveRows removeRow
 }
 
 } // namespace lutra::console
+
+#include <QAbstractTableModel>
+
+#include <type_traits>
+
+namespace lutra::console {
+
+// A table model whose rows live in one QList, each with a unique key. syncTo() brings the rows to
+// a wanted list: structure with syncRows (views keep selections), then rows whose content changed
+// in place, one dataChanged per run of them from `firstColumn` on.
+class KeyedTableModel : public QAbstractTableModel {
+public:
+    using QAbstractTableModel::QAbstractTableModel;
+
+protected:
+    template <typename Row, typename KeyOf, typename Same>
+    void syncTo(QList<Row> &rows, const QList<Row> &wanted, KeyOf keyOf, Same same,
+                int firstColumn = 0)
+    {
+        using Key = std::decay_t<decltype(keyOf(std::declval<const Row &>()))>;
+        QList<Key> current;
+        current.reserve(rows.size());
+        for (const Row &row : std::as_const(rows)) {
+            current.append(keyOf(row));
+        }
+        QList<Key> wantedKeys;
+        wantedKeys.reserve(wanted.size());
+        for (const Row &row : wanted) {
+            wantedKeys.append(keyOf(row));
+        }
+        syncRows(
+            current, wantedKeys,
+            [&](int first, int last) {
+                beginRemoveRows({}, first, last);
+                rows.remove(first, last - first + 1);
+                endRemoveRows();
+            },
+            [&](int from, int to) {
+                beginMoveRows({}, from, from, {}, to);
+                rows.move(from, to);
+                endMoveRows();
+            },
+            [&](int first, int last) {
+                beginInsertRows({}, first, last);
+                for (int i = first; i <= last; ++i) {
+                    rows.insert(i, wanted[i]);
+                }
+                endInsertRows();
+            });
+        int runStart = -1;
+        for (int i = 0; i <= rows.size(); ++i) {
+            if (i < rows.size() && !same(rows[i], wanted[i])) {
+                rows[i] = wanted[i];
+                runStart = runStart < 0 ? i : runStart;
+                continue;
+            }
+            if (runStart >= 0) {
+                emit dataChanged(index(runStart, firstColumn), index(i - 1, columnCount() - 1));
+                runStart = -1;
+            }
+        }
+    }
+};
+
+} // namespace lutra::console

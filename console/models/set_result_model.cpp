@@ -17,8 +17,14 @@ void SetResultModel::setOutcome(const QString &node, const SetOutcome &outcome)
     // A dry run changes nothing, so no instance reports back: its plan says what would happen.
     if (outcome.dryRun && outcome.instances.isEmpty()) {
         for (const PlanEntry &entry : outcome.plan) {
-            rows.append(Row{node, entry.instance, entry.name, entry.live, entry.desired, {},
-                            entry.changed ? Kind::wouldChange : Kind::unchanged, {}});
+            rows.append(Row{node,
+                            entry.instance,
+                            entry.name,
+                            entry.live,
+                            entry.desired,
+                            {},
+                            entry.changed ? Kind::wouldChange : Kind::unchanged,
+                            {}});
         }
     }
     for (const InstanceSetOutcome &instance : outcome.instances) {
