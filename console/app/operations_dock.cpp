@@ -121,7 +121,7 @@ void OperationsDock::updateButtons()
     m_cancel->setEnabled(operation != nullptr && !operation->isFinished());
     const auto *record = m_cluster.operationRecord(id);
     m_copy->setEnabled(record != nullptr);
-    m_export->setEnabled(record != nullptr && operation == nullptr);
+    m_export->setEnabled(record != nullptr && (operation == nullptr || operation->isFinished()));
     if (record != nullptr) {
         m_copy->setToolTip(record->script);
     }
