@@ -56,7 +56,10 @@ HeatMap::HeatMap(QWidget *parent) : QWidget(parent)
 void HeatMap::setData(const QStringList &rowLabels, const QList<QList<double>> &values,
                       qint64 fromMs, qint64 toMs)
 {
-    m_labels = rowLabels;
+    if (rowLabels != m_labels) {
+        m_labels = rowLabels;
+        measureLabels();
+    }
     m_values = values;
     m_from = fromMs;
     m_to = std::max(toMs, fromMs + 1);
@@ -164,8 +167,20 @@ QSize HeatMap::minimumSizeHint() const
     return QSize(200, 80);
 }
 
+void HeatMap::measureLabels()
+{
+    const QFontMetrics metrics = fontMetrics();
+    m_widestLabel = 0;
+    for (const QString &label : std::as_const(m_labels)) {
+        m_widestLabel = std::max(m_widestLabel, metrics.horizontalAdvance(label));
+    }
+}
+
 bool HeatMap::event(QEvent *event)
 {
+    if (event->type() == QEvent::FontChange) {
+        measureLabels();
+    }
     if (event->type() == QEvent::ToolTip) {
         auto *help = static_cast<QHelpEvent *>(event);
         const Cell cell = cellAt(help->pos());
@@ -201,9 +216,10 @@ void HeatMap::paintEvent(QPaintEvent *)
     const int every = std::max(1, static_cast<int>(std::ceil((metrics.height() + 2) / rowHeight)));
     const int labelRight = cells.left() - kMargin;
     int previousBottom = -1;
+    const int widthForLabels = labelWidth();
     for (int row = 0; row < rowCount(); row += every) {
         const int y = cells.top() + static_cast<int>((row + 0.5) * rowHeight);
-        const QString text = metrics.elidedText(m_labels[row], Qt::ElideMiddle, labelWidth());
+        const QString text = metrics.elidedText(m_labels[row], Qt::ElideMiddle, widthForLabels);
         // Kept inside the cells' height, so the first and last labels are not cut off.
         const int top = std::clamp(y - metrics.height() / 2, 0,
                                    std::max(0, cells.bottom() + 1 - metrics.height()));
@@ -315,12 +331,7 @@ void HeatMap::rebuildImage()
 
 int HeatMap::labelWidth() const
 {
-    const QFontMetrics metrics = fontMetrics();
-    int widest = 0;
-    for (const QString &label : m_labels) {
-        widest = std::max(widest, metrics.horizontalAdvance(label));
-    }
-    return std::min(widest, width() / 4);
+    return std::min(m_widestLabel, width() / 4);
 }
 
 QRect HeatMap::legendRect() const

@@ -59,6 +59,7 @@ private:
     double valueAt(int row, int bucket) const;
     QString formatValue(double value, bool brief = false) const;
     void rebuildImage();
+    void measureLabels();
     // Where the cells, the row labels, the time axis and the legend go at the current size.
     QRect cellsRect() const;
     QRect legendRect() const;
@@ -66,6 +67,7 @@ private:
     Cell cellAt(const QPoint &position) const;
 
     QStringList m_labels;
+    int m_widestLabel = 0; // measured when the labels or the font change, not per paint
     QList<QList<double>> m_values;
     int m_buckets = 0;
     qint64 m_from = 0;
