@@ -223,17 +223,18 @@ void ClusterController::updateLive(Node &node)
             if (!ok) {
                 continue;
             }
-            const auto leaf = gauge.name.section('.', -1);
-            if (leaf == QLatin1String("lock_count")) {
+            // The leaf names the gauge; compared in place, no string is built per gauge.
+            const QStringView name(gauge.name);
+            if (name.endsWith(u".lock_count")) {
                 add(live.lockCount, value);
-            } else if (leaf == QLatin1String("lock_unused_count")) {
+            } else if (name.endsWith(u".lock_unused_count")) {
                 add(live.lockUnused, value);
-            } else if (leaf == QLatin1String("lru_size")) {
+            } else if (name.endsWith(u".lru_size")) {
                 dynamicLru = dynamicLru || value == 0;
                 add(live.lruSize, value);
-            } else if (leaf == QLatin1String("cached_pages")) {
+            } else if (name.endsWith(u".cached_pages")) {
                 add(live.cachedMb, value * 4096 / (1024 * 1024)); // 4 KiB pages
-            } else if (leaf == QLatin1String("max_cached_mb")) {
+            } else if (name.endsWith(u".max_cached_mb")) {
                 add(live.maxCachedMb, value);
             }
         }
