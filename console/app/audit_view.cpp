@@ -64,11 +64,8 @@ int changedCount(const RollbackOutcome &outcome)
 
 NodeOutcome rollbackNodeOutcome(const Reply<RollbackOutcome> &reply)
 {
-    NodeOutcome outcome;
-    outcome.json = reply.json;
+    NodeOutcome outcome = callOutcome(reply);
     if (!reply.ok) {
-        outcome.state = failedCallState(reply.error);
-        outcome.detail = reply.error;
         return outcome;
     }
     const RollbackOutcome &rollback = reply.value;

@@ -2,7 +2,6 @@
 
 #include "app/fan_out_operation.h"
 #include "app/scripting.h"
-
 #include "core/readahead.h"
 
 #include <QDateTime>
@@ -112,15 +111,14 @@ void ClusterController::connectSignals(Node &node)
                     onState(*found, state, error);
                 }
             });
-    connect(connection, &NodeConnection::infoChanged, this,
-            [this, address](const NodeInfo &info) {
-                m_clusterModel.setInfo(address, info);
-                if (auto found = m_nodes.value(address);
-                    found && found->historyLoadedFor != info.startTimeNs) {
-                    loadHistory(*found);
-                }
-                emit nodeStateChanged(address);
-            });
+    connect(connection, &NodeConnection::infoChanged, this, [this, address](const NodeInfo &info) {
+        m_clusterModel.setInfo(address, info);
+        if (auto found = m_nodes.value(address);
+            found && found->historyLoadedFor != info.startTimeNs) {
+            loadHistory(*found);
+        }
+        emit nodeStateChanged(address);
+    });
     connect(connection, &NodeConnection::instancesChanged, this,
             [this, address](const QList<InstanceInfo> &instances) {
                 m_clusterModel.setInstances(address, instances);

@@ -35,8 +35,8 @@ public:
     explicit ClusterController(QObject *parent = nullptr);
     ~ClusterController() override;
 
-    // Replaces the cluster: old connections are shut down, new ones started (unless `startConnections`
-    // is false: the bench feeds synthetic nodes through injectCounters).
+    // Replaces the cluster: old connections are shut down, new ones started (unless
+    // `startConnections` is false: the bench feeds synthetic nodes through injectCounters).
     void open(const ClusterFile &cluster, bool startConnections = true);
     void shutdown();
     const ClusterFile &cluster() const { return m_cluster; }

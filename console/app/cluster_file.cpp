@@ -46,9 +46,9 @@ int parseTimeout(const QString &text)
         return 0;
     }
     const qint64 value = match.captured(1).toLongLong();
-    const qint64 ms = match.captured(2) == QLatin1String("ms") ? value
+    const qint64 ms = match.captured(2) == QLatin1String("ms")  ? value
                       : match.captured(2) == QLatin1String("s") ? value * 1000
-                                                                 : value * 60'000;
+                                                                : value * 60'000;
     return ms >= 500 && ms <= 600'000 ? int(ms) : 0;
 }
 

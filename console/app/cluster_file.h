@@ -29,7 +29,7 @@ struct ClusterNode {
 
 struct ClusterFile {
     QString name;
-    QString path; // where it was read from ("" for -H)
+    QString path;             // where it was read from ("" for -H)
     QList<ClusterNode> nodes; // in file order, each address once
     QStringList groups;
 

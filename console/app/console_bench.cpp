@@ -3,6 +3,7 @@
 #include "app/cluster_controller.h"
 #include "app/main_window.h"
 #include "app/readahead_view.h"
+#include "net/node_connection.h"
 
 #include <QApplication>
 #include <QDateTime>
@@ -12,27 +13,37 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
-#include "net/node_connection.h"
-
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <vector>
-#include <cmath>
-#include <cstdio>
 
 namespace lutra::console {
 
 namespace {
 
-const QStringList kReadaheadCounters{
-    "hits", "misses", "readpage_not_consecutive", "miss_inside_window", "failed_grab_cache_page",
-    "failed_lock_match", "read_but_discarded", "zero_length_file", "zero_size_window",
-    "readahead_to_eof", "hit_max_readahead_issue", "wrong_page_from_grab_cache_page",
-    "failed_to_reach_end", "async_readahead", "failed_to_fast_read", "mmap_range_read",
-    "readahead_pages", "forceread_pages"};
+const QStringList kReadaheadCounters{"hits",
+                                     "misses",
+                                     "readpage_not_consecutive",
+                                     "miss_inside_window",
+                                     "failed_grab_cache_page",
+                                     "failed_lock_match",
+                                     "read_but_discarded",
+                                     "zero_length_file",
+                                     "zero_size_window",
+                                     "readahead_to_eof",
+                                     "hit_max_readahead_issue",
+                                     "wrong_page_from_grab_cache_page",
+                                     "failed_to_reach_end",
+                                     "async_readahead",
+                                     "failed_to_fast_read",
+                                     "mmap_range_read",
+                                     "readahead_pages",
+                                     "forceread_pages"};
 const QString kBlock = QStringLiteral("llite.bench.read_ahead_stats");
 const QStringList kNamespaces{"ost0", "ost1"};
 
@@ -247,9 +258,8 @@ int runStreamsBench(const Endpoint &node, qint64 ctldPid, int streams, int secon
     QElapsedTimer ready;
     ready.start();
     const auto allReady = [&] {
-        return std::all_of(connections.begin(), connections.end(), [](const auto &c) {
-            return c->state() == ConnectionState::ready;
-        });
+        return std::all_of(connections.begin(), connections.end(),
+                           [](const auto &c) { return c->state() == ConnectionState::ready; });
     };
     while (!allReady() && ready.elapsed() < 60'000) {
         QApplication::processEvents(QEventLoop::AllEvents, 100);

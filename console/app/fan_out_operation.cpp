@@ -120,11 +120,9 @@ QStringList setParamsArguments(const QList<Assignment> &assignments, bool dryRun
     return arguments;
 }
 
-FanOutOperation::Step setParamsStep(QList<Assignment> assignments, QString instanceGlob,
-                                    bool dryRun,
-                                    std::function<void(const QString &address,
-                                                       const Reply<SetOutcome> &reply)>
-                                        sink)
+FanOutOperation::Step
+setParamsStep(QList<Assignment> assignments, QString instanceGlob, bool dryRun,
+              std::function<void(const QString &address, const Reply<SetOutcome> &reply)> sink)
 {
     return [assignments = std::move(assignments), instanceGlob = std::move(instanceGlob), dryRun,
             sink = std::move(sink)](NodeConnection &connection,
@@ -136,11 +134,8 @@ FanOutOperation::Step setParamsStep(QList<Assignment> assignments, QString insta
                 if (sink) {
                     sink(address, reply);
                 }
-                NodeOutcome outcome;
-                outcome.json = reply.json;
+                NodeOutcome outcome = callOutcome(reply);
                 if (!reply.ok) {
-                    outcome.state = failedCallState(reply.error);
-                    outcome.detail = reply.error;
                     finish(std::move(outcome));
                     return;
                 }
@@ -170,13 +165,13 @@ FanOutOperation::Step setParamsStep(QList<Assignment> assignments, QString insta
                         clamped += entry.clamped;
                     }
                     line.ok = instance.errors.isEmpty() && (dryRun || instance.applied);
-                    line.detail = !instance.errors.isEmpty()
-                                      ? instance.errors.join(QStringLiteral("; "))
-                                      : QStringLiteral("%1 parameter(s)%2")
-                                            .arg(instance.entries.size())
-                                            .arg(clamped > 0
-                                                     ? QStringLiteral(", %1 clamped").arg(clamped)
-                                                     : QString());
+                    line.detail =
+                        !instance.errors.isEmpty()
+                            ? instance.errors.join(QStringLiteral("; "))
+                            : QStringLiteral("%1 parameter(s)%2")
+                                  .arg(instance.entries.size())
+                                  .arg(clamped > 0 ? QStringLiteral(", %1 clamped").arg(clamped)
+                                                   : QString());
                     errors += instance.errors.size();
                     outcome.instances << line;
                 }

@@ -43,8 +43,8 @@ class FanOutOperation : public QObject {
     Q_OBJECT
 public:
     // Starts the node's call; returns its call id (for cancel) and calls `finish` exactly once.
-    using Step = std::function<quint64(NodeConnection &connection,
-                                       std::function<void(NodeOutcome)> finish)>;
+    using Step =
+        std::function<quint64(NodeConnection &connection, std::function<void(NodeOutcome)> finish)>;
 
     // `script`: the lutractl command line(s) doing the same (see scripting.h).
     FanOutOperation(ClusterController &cluster, QString title, QStringList addresses, Step step,
@@ -89,13 +89,23 @@ namespace lutra::console {
 // answer in time or at all) or failed (it answered no).
 OpState failedCallState(const QString &grpcError);
 
+// Where every node's outcome starts: the reply's JSON and, when the call failed, how and why.
+template <typename T> NodeOutcome callOutcome(const Reply<T> &reply)
+{
+    NodeOutcome outcome;
+    outcome.json = reply.json;
+    if (!reply.ok) {
+        outcome.state = failedCallState(reply.error);
+        outcome.detail = reply.error;
+    }
+    return outcome;
+}
+
 // The lutractl arguments of a set: `set_param [--dry-run] NAME=VALUE ...`.
 QStringList setParamsArguments(const QList<Assignment> &assignments, bool dryRun);
 
-FanOutOperation::Step setParamsStep(QList<Assignment> assignments, QString instanceGlob,
-                                    bool dryRun,
-                                    std::function<void(const QString &address,
-                                                       const Reply<SetOutcome> &reply)>
-                                        sink);
+FanOutOperation::Step
+setParamsStep(QList<Assignment> assignments, QString instanceGlob, bool dryRun,
+              std::function<void(const QString &address, const Reply<SetOutcome> &reply)> sink);
 
 } // namespace lutra::console

@@ -52,11 +52,8 @@ QString namesText(const QStringList &names)
 
 NodeOutcome flushNodeOutcome(const Reply<FlushOutcome> &reply)
 {
-    NodeOutcome outcome;
-    outcome.json = reply.json;
+    NodeOutcome outcome = callOutcome(reply);
     if (!reply.ok) {
-        outcome.state = failedCallState(reply.error);
-        outcome.detail = reply.error;
         return outcome;
     }
     const FlushOutcome &flush = reply.value;

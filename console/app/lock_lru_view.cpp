@@ -32,9 +32,9 @@ const QString kClear = QStringLiteral("ldlm.namespaces.*.lru_size");
 LockLruView::LockLruView(ClusterController &cluster, TargetsProvider targets, QWidget *parent)
     : QWidget(parent), m_cluster(cluster), m_targets(std::move(targets)),
       m_picker(new NodePicker(cluster, this)), m_window(new WindowPicker(5, this)),
-      m_targetsLabel(new QLabel(this)),
-      m_clear(new QPushButton(tr("Clear unused locks…"), this)), m_charts(new ChartGrid(2)),
-      m_results(new SetResultModel(this)), m_resultsView(new QTableView(this))
+      m_targetsLabel(new QLabel(this)), m_clear(new QPushButton(tr("Clear unused locks…"), this)),
+      m_charts(new ChartGrid(2)), m_results(new SetResultModel(this)),
+      m_resultsView(new QTableView(this))
 {
     m_confirm = [this](const QString &title, const QString &text) {
         return QMessageBox::question(this, title, text, QMessageBox::Yes | QMessageBox::Cancel,
@@ -93,9 +93,9 @@ void LockLruView::refresh()
     for (const auto &address : chosen) {
         names << m_cluster.nodeName(address);
     }
-    m_targetsLabel->setText(
-        chosen.size() <= 3 ? tr("Clear on: %1").arg(names.join(", "))
-                           : tr("Clear on: %1 selected nodes").arg(chosen.size()));
+    m_targetsLabel->setText(chosen.size() <= 3
+                                ? tr("Clear on: %1").arg(names.join(", "))
+                                : tr("Clear on: %1 selected nodes").arg(chosen.size()));
     const Role role = m_cluster.roleOn(chosen);
     const bool allowed = role == Role::admin;
     m_clear->setEnabled(allowed && !chosen.isEmpty());

@@ -35,8 +35,10 @@ int main(int argc, char **argv)
         "Open a cluster file (--cluster) or a hostlist (-H node[001-128]:7370).");
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption clusterOption("cluster", "the cluster file (YAML: groups of hosts, "
-                                                      "token_file, tls)", "FILE");
+    const QCommandLineOption clusterOption("cluster",
+                                           "the cluster file (YAML: groups of hosts, "
+                                           "token_file, tls)",
+                                           "FILE");
     const QCommandLineOption hostsOption({"H", "hosts"}, "a hostlist of ctlds for a quick look",
                                          "HOSTLIST");
     const QCommandLineOption tokenOption("token-file", "bearer token for -H", "FILE");
@@ -44,25 +46,28 @@ int main(int argc, char **argv)
     const QCommandLineOption certOption("tls-cert", "PEM client certificate (mTLS)", "FILE");
     const QCommandLineOption keyOption("tls-key", "PEM key of --tls-cert", "FILE");
     const QCommandLineOption benchOption(
-        "bench", "measure the GUI thread's cost per frame with N synthetic nodes at 1 update/s, "
-                 "for each N of a comma list (e.g. 1,128), and print JSON",
+        "bench",
+        "measure the GUI thread's cost per frame with N synthetic nodes at 1 update/s, "
+        "for each N of a comma list (e.g. 1,128), and print JSON",
         "NODES");
     const QCommandLineOption streamsOption(
-        "bench-streams", "measure what N counter streams cost the lutra-ctld at -H/--node "
-                         "(with --ctld-pid) and print JSON",
+        "bench-streams",
+        "measure what N counter streams cost the lutra-ctld at -H/--node "
+        "(with --ctld-pid) and print JSON",
         "N");
     const QCommandLineOption ctldPidOption("ctld-pid", "the pid of that lutra-ctld", "PID");
     const QCommandLineOption secondsOption("seconds", "measuring time of --bench-streams", "S",
                                            "10");
     const QCommandLineOption tourOption(
-        "tour", "walk through every view on the cluster offscreen, save a screenshot of each "
-                "into DIR, and exit (0 when every step worked)",
+        "tour",
+        "walk through every view on the cluster offscreen, save a screenshot of each "
+        "into DIR, and exit (0 when every step worked)",
         "DIR");
     const QCommandLineOption benchFramesOption("bench-frames", "frames per node count (default 30)",
                                                "N", "30");
     parser.addOptions({clusterOption, hostsOption, tokenOption, caOption, certOption, keyOption,
-                       benchOption, benchFramesOption, tourOption, streamsOption,
-                       ctldPidOption, secondsOption});
+                       benchOption, benchFramesOption, tourOption, streamsOption, ctldPidOption,
+                       secondsOption});
     parser.process(app);
 
     if (parser.isSet(benchOption)) {

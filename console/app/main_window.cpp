@@ -1,13 +1,13 @@
 #include "app/main_window.h"
 
+#include "app/audit_view.h"
 #include "app/cluster_controller.h"
 #include "app/cluster_view.h"
+#include "app/jobs_view.h"
 #include "app/lock_lru_view.h"
 #include "app/node_picker.h"
 #include "app/node_view.h"
 #include "app/operations_dock.h"
-#include "app/audit_view.h"
-#include "app/jobs_view.h"
 #include "app/profiles_view.h"
 #include "app/readahead_view.h"
 #include "app/tunables_view.h"
@@ -28,7 +28,8 @@ MainWindow::MainWindow(ClusterController &cluster, QWidget *parent)
     : QMainWindow(parent), m_cluster(cluster), m_tabs(new QTabWidget(this)),
       m_clusterView(new ClusterView(cluster)), m_nodeView(new NodeView(cluster)),
       m_readaheadView(new ReadaheadView(cluster)),
-      m_lockLruView(new LockLruView(cluster, [this] { return m_clusterView->selectedAddresses(); })),
+      m_lockLruView(
+          new LockLruView(cluster, [this] { return m_clusterView->selectedAddresses(); })),
       m_tunablesView(
           new TunablesView(cluster, [this] { return m_clusterView->selectedAddresses(); })),
       m_profilesView(
@@ -84,7 +85,8 @@ MainWindow::~MainWindow() = default;
 void MainWindow::openCluster(const ClusterFile &cluster, bool startConnections)
 {
     m_cluster.open(cluster, startConnections);
-    for (auto *picker : {m_nodeView->picker(), m_readaheadView->picker(), m_lockLruView->picker()}) {
+    for (auto *picker :
+         {m_nodeView->picker(), m_readaheadView->picker(), m_lockLruView->picker()}) {
         picker->reload();
     }
     setWindowTitle(tr("lutra-console — %1 (%2 nodes)")
@@ -123,8 +125,7 @@ void MainWindow::frame()
     for (const auto &address : addresses) {
         ready += m_cluster.connection(address)->state() == ConnectionState::ready;
     }
-    statusBar()->showMessage(
-        tr("%1 of %2 nodes ready").arg(ready).arg(addresses.size()));
+    statusBar()->showMessage(tr("%1 of %2 nodes ready").arg(ready).arg(addresses.size()));
     switch (m_tabs->currentIndex()) {
     case nodeTab: m_nodeView->refresh(); break;
     case readaheadTab: m_readaheadView->refresh(); break;

@@ -54,12 +54,11 @@ NodeView::NodeView(ClusterController &cluster, QWidget *parent)
                     m_instancesModel->setInstances(m_cluster.connection(address)->instances());
                 }
             });
-    connect(&m_cluster, &ClusterController::nodeStateChanged, this,
-            [this](const QString &address) {
-                if (address == m_picker->currentAddress()) {
-                    updateHeader();
-                }
-            });
+    connect(&m_cluster, &ClusterController::nodeStateChanged, this, [this](const QString &address) {
+        if (address == m_picker->currentAddress()) {
+            updateHeader();
+        }
+    });
     reloadNode();
 }
 
@@ -89,8 +88,8 @@ void NodeView::updateHeader()
     const auto &info = connection->info();
     QString text = QStringLiteral("<b>%1</b> · %2 · ctld %3 · you: %4 (%5)")
                        .arg(info.node.isEmpty() ? connection->address() : info.node,
-                            connectionStateName(connection->state()), info.version,
-                            info.principal, roleName(info.role));
+                            connectionStateName(connection->state()), info.version, info.principal,
+                            roleName(info.role));
     if (connection->state() == ConnectionState::unreachable) {
         text += QStringLiteral(" · <span style='color:#b00020'>%1</span>")
                     .arg(connection->lastError().toHtmlEscaped());

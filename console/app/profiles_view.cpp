@@ -35,20 +35,17 @@ const QString kNewProfile = QStringLiteral("name: my-profile\n"
 // What a node's plan says, for its line in the operations dock.
 NodeOutcome planOutcome(const Reply<ProfilePlan> &reply, PlanModel::Mode mode)
 {
-    NodeOutcome outcome;
-    outcome.json = reply.json;
+    NodeOutcome outcome = callOutcome(reply);
     if (!reply.ok) {
-        outcome.state = failedCallState(reply.error);
-        outcome.detail = reply.error;
         return outcome;
     }
     const auto &plan = reply.value;
     if (!plan.errors.isEmpty()) {
         outcome.state = OpState::failed;
-        outcome.detail = profileErrorText(plan.errors.first()) +
-                         (plan.errors.size() > 1
-                              ? QStringLiteral(" (+%1 more)").arg(plan.errors.size() - 1)
-                              : QString());
+        outcome.detail =
+            profileErrorText(plan.errors.first()) +
+            (plan.errors.size() > 1 ? QStringLiteral(" (+%1 more)").arg(plan.errors.size() - 1)
+                                    : QString());
         return outcome;
     }
     int changed = 0;
@@ -56,30 +53,30 @@ NodeOutcome planOutcome(const Reply<ProfilePlan> &reply, PlanModel::Mode mode)
         changed += entry.changed;
     }
     for (const auto &result : plan.results) {
-        outcome.instances << InstanceLine{result.instance, result.errors.isEmpty(),
-                                          result.errors.isEmpty()
-                                              ? QStringLiteral("%1 parameter(s) set")
-                                                    .arg(result.entries.size())
-                                              : result.errors.join(QStringLiteral("; "))};
+        outcome.instances << InstanceLine{
+            result.instance, result.errors.isEmpty(),
+            result.errors.isEmpty()
+                ? QStringLiteral("%1 parameter(s) set").arg(result.entries.size())
+                : result.errors.join(QStringLiteral("; "))};
     }
     switch (mode) {
     case PlanModel::Mode::diff:
-        outcome.detail = QStringLiteral("%1 change(s)%2")
-                             .arg(changed)
-                             .arg(plan.matchesNode ? QString()
-                                                   : QStringLiteral(" (match excludes the node)"));
+        outcome.detail =
+            QStringLiteral("%1 change(s)%2")
+                .arg(changed)
+                .arg(plan.matchesNode ? QString() : QStringLiteral(" (match excludes the node)"));
         break;
     case PlanModel::Mode::apply:
         outcome.state = plan.applied ? OpState::ok : OpState::failed;
-        outcome.detail = plan.applied
-                             ? QStringLiteral("applied %1 change(s) (history #%2)")
-                                   .arg(changed)
-                                   .arg(plan.historyId)
-                             : QStringLiteral("refused: nothing changed");
+        outcome.detail = plan.applied ? QStringLiteral("applied %1 change(s) (history #%2)")
+                                            .arg(changed)
+                                            .arg(plan.historyId)
+                                      : QStringLiteral("refused: nothing changed");
         break;
     case PlanModel::Mode::verify:
-        outcome.detail = plan.drift == 0 ? QStringLiteral("no drift")
-                                         : QStringLiteral("%1 parameter(s) drifted").arg(plan.drift);
+        outcome.detail = plan.drift == 0
+                             ? QStringLiteral("no drift")
+                             : QStringLiteral("%1 parameter(s) drifted").arg(plan.drift);
         break;
     }
     return outcome;
@@ -92,9 +89,8 @@ ProfilesView::ProfilesView(ClusterController &cluster, TargetsProvider targets, 
       m_profiles(new ProfilesModel(this)), m_loadErrors(new LoadErrorsModel(this)),
       m_plan(new PlanModel(this)), m_profilesView(new QTableView(this)),
       m_loadErrorsView(new QTableView(this)), m_planView(new QTableView(this)),
-      m_editor(new ProfileEditor(this)), m_targetsLabel(new QLabel(this)),
-      m_note(new QLabel(this)), m_open(new QPushButton(tr("Open"), this)),
-      m_diff(new QPushButton(tr("Dry-run diff"), this)),
+      m_editor(new ProfileEditor(this)), m_targetsLabel(new QLabel(this)), m_note(new QLabel(this)),
+      m_open(new QPushButton(tr("Open"), this)), m_diff(new QPushButton(tr("Dry-run diff"), this)),
       m_apply(new QPushButton(tr("Apply…"), this)), m_verify(new QPushButton(tr("Verify"), this)),
       m_store(new QPushButton(tr("Store on nodes"), this)),
       m_force(new QCheckBox(tr("also where match excludes the node"), this)),
@@ -375,16 +371,15 @@ void ProfilesView::apply()
     updateControls();
     const auto applyByName = [this, name, force](NodeConnection &connection, const QString &node,
                                                  std::function<void(NodeOutcome)> finish) {
-        return connection.profile(ProfileMode::apply, name, {}, force,
-                                  [this, node, finish](Reply<ProfilePlan> reply) {
-                                      if (reply.ok) {
-                                          m_plan->setPlan(node, reply.value,
-                                                          PlanModel::Mode::apply);
-                                      } else {
-                                          m_plan->setNodeError(node, reply.error);
-                                      }
-                                      finish(planOutcome(reply, PlanModel::Mode::apply));
-                                  });
+        return connection.profile(
+            ProfileMode::apply, name, {}, force, [this, node, finish](Reply<ProfilePlan> reply) {
+                if (reply.ok) {
+                    m_plan->setPlan(node, reply.value, PlanModel::Mode::apply);
+                } else {
+                    m_plan->setNodeError(node, reply.error);
+                }
+                finish(planOutcome(reply, PlanModel::Mode::apply));
+            });
     };
     // An edited document is stored first, so the node records which profile it runs and
     // verify can name it later; one the nodes already have is applied by its name.
@@ -399,13 +394,14 @@ void ProfilesView::apply()
                                             finish](Reply<QList<ProfileError>> stored) {
             const auto node = m_cluster.nodeName(address);
             if (!stored.ok || !stored.value.isEmpty() || guard == nullptr) {
-                const QString why =
-                    !stored.ok ? stored.error
-                    : guard == nullptr
-                        ? QStringLiteral("connection closed")
-                        : QStringLiteral("not stored: ") + profileErrorText(stored.value.first());
+                const QString why = !stored.ok         ? stored.error
+                                    : guard == nullptr ? QStringLiteral("connection closed")
+                                                       : QStringLiteral("not stored: ") +
+                                                             profileErrorText(stored.value.first());
                 m_plan->setNodeError(node, why);
-                finish({stored.ok ? OpState::failed : failedCallState(stored.error), why, {},
+                finish({stored.ok ? OpState::failed : failedCallState(stored.error),
+                        why,
+                        {},
                         stored.json});
                 return;
             }
@@ -492,15 +488,11 @@ void ProfilesView::store()
     updateControls();
     auto step = [text](NodeConnection &connection, std::function<void(NodeOutcome)> finish) {
         return connection.putProfile(text, [finish](Reply<QList<ProfileError>> reply) {
-            NodeOutcome outcome;
-            outcome.json = reply.json;
-            if (!reply.ok) {
-                outcome.state = failedCallState(reply.error);
-                outcome.detail = reply.error;
-            } else if (!reply.value.isEmpty()) {
+            NodeOutcome outcome = callOutcome(reply);
+            if (reply.ok && !reply.value.isEmpty()) {
                 outcome.state = OpState::failed;
                 outcome.detail = profileErrorText(reply.value.first());
-            } else {
+            } else if (reply.ok) {
                 outcome.detail = QStringLiteral("stored");
             }
             finish(std::move(outcome));
@@ -537,15 +529,15 @@ void ProfilesView::updateControls()
     for (const auto &address : chosen) {
         names << m_cluster.nodeName(address);
     }
-    m_targetsLabel->setText(chosen.size() <= 4
-                                ? tr("Targets: %1").arg(names.join(", "))
-                                : tr("Targets: %1 nodes (select rows in Cluster to narrow)")
-                                      .arg(chosen.size()));
+    m_targetsLabel->setText(
+        chosen.size() <= 4
+            ? tr("Targets: %1").arg(names.join(", "))
+            : tr("Targets: %1 nodes (select rows in Cluster to narrow)").arg(chosen.size()));
     const bool valid = m_editor->isValid();
     const QString invalid = m_editor->statusText();
     const bool admin = role == Role::admin;
-    const bool diffed = !m_diffedText.isEmpty() && m_diffedText == m_editor->text() &&
-                        m_diffedNodes == chosen;
+    const bool diffed =
+        !m_diffedText.isEmpty() && m_diffedText == m_editor->text() && m_diffedNodes == chosen;
     m_diff->setEnabled(!m_busy && valid && role != Role::unknown);
     m_diff->setToolTip(valid ? tr("Show what the document would change on each target node; "
                                   "nothing is changed")

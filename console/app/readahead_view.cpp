@@ -266,8 +266,7 @@ void ReadaheadView::refreshNode(qint64 fromMs, qint64 toMs)
             for (const auto &counter : counterNames) {
                 const auto name = label + counter;
                 if (chosen.contains(counter)) {
-                    rates->setSeries(name,
-                                     series->points(instance, block + "." + counter, fromMs));
+                    rates->setSeries(name, series->points(instance, block + "." + counter, fromMs));
                 } else {
                     rates->removeSeries(name);
                 }

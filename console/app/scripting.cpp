@@ -81,9 +81,8 @@ QByteArray lutractlJson(const QList<NodeJson> &nodes)
         ok += node.ok;
         array.append(entry);
     }
-    const QJsonObject summary{{"nodes", int(nodes.size())},
-                              {"ok", ok},
-                              {"failed", int(nodes.size()) - ok}};
+    const QJsonObject summary{
+        {"nodes", int(nodes.size())}, {"ok", ok}, {"failed", int(nodes.size()) - ok}};
     return QJsonDocument(QJsonObject{{"nodes", array}, {"summary", summary}})
         .toJson(QJsonDocument::Indented);
 }

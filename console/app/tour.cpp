@@ -1,7 +1,7 @@
 #include "app/tour.h"
 
-#include "app/cluster_controller.h"
 #include "app/audit_view.h"
+#include "app/cluster_controller.h"
 #include "app/cluster_view.h"
 #include "app/jobs_view.h"
 #include "app/lock_lru_view.h"
@@ -157,8 +157,8 @@ private:
         auto *view = m_window.profilesView();
         view->setConfirm([](const QString &, const QString &) { return true; });
         m_window.showTab(MainWindow::profilesTab); // lists the nodes' profiles
-        if (!step("profiles listed", waitFor([&] { return view->profiles()->rowCount() > 0; },
-                                             20'000))) {
+        if (!step("profiles listed",
+                  waitFor([&] { return view->profiles()->rowCount() > 0; }, 20'000))) {
             return;
         }
         bool opened = false;
@@ -174,7 +174,8 @@ private:
         // Only the nodes the profile is for: the others would refuse its parameters.
         QStringList matching;
         for (const auto &address : m_cluster.addresses()) {
-            if (view->profiles()->nodesMatching(QStringLiteral("compute"))
+            if (view->profiles()
+                    ->nodesMatching(QStringLiteral("compute"))
                     .contains(m_cluster.nodeName(address))) {
                 matching << address;
             }
@@ -212,10 +213,12 @@ private:
         auto *view = m_window.jobsView();
         m_window.clusterView()->selectAddresses({});
         m_window.showTab(MainWindow::jobsTab);
-        if (!step("jobs listed", waitFor([&] {
-                      m_window.frame();
-                      return view->jobs()->rowCount() >= 2;
-                  }, 30'000))) {
+        if (!step("jobs listed", waitFor(
+                                     [&] {
+                                         m_window.frame();
+                                         return view->jobs()->rowCount() >= 2;
+                                     },
+                                     30'000))) {
             return;
         }
         const QString job = view->jobs()->index(view->jobs()->rowCount() - 1, 0).data().toString();

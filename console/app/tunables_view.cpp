@@ -177,10 +177,10 @@ void TunablesView::updateControls()
     for (const auto &address : chosen) {
         names << m_cluster.nodeName(address);
     }
-    m_targetsLabel->setText(chosen.size() <= 4
-                                ? tr("Set on: %1").arg(names.join(", "))
-                                : tr("Set on: %1 nodes (select rows in Cluster to narrow)")
-                                      .arg(chosen.size()));
+    m_targetsLabel->setText(
+        chosen.size() <= 4
+            ? tr("Set on: %1").arg(names.join(", "))
+            : tr("Set on: %1 nodes (select rows in Cluster to narrow)").arg(chosen.size()));
     const bool admin = role == Role::admin;
     if (!admin) {
         QString weakest;
@@ -242,8 +242,7 @@ void TunablesView::runSet(bool dry)
             m_results->setNodeError(name, reply.error);
         }
     };
-    const QString title =
-        (dry ? tr("dry run: %1=%2") : tr("set %1=%2")).arg(m_param, text);
+    const QString title = (dry ? tr("dry run: %1=%2") : tr("set %1=%2")).arg(m_param, text);
     const QList<Assignment> assignments{{m_param, text}};
     auto *operation = new FanOutOperation(
         m_cluster, title, chosen, setParamsStep(assignments, {}, dry, sink),
