@@ -41,7 +41,16 @@ struct InstanceInfo {
     int restarts = 0;
 };
 
-enum class ParamType { unspecified, integer, size, boolean, enumeration, duration, string, counters };
+enum class ParamType {
+    unspecified,
+    integer,
+    size,
+    boolean,
+    enumeration,
+    duration,
+    string,
+    counters
+};
 
 struct SpecialValue {
     QString word; // "clear"
@@ -150,7 +159,7 @@ struct SetOutcome {
     bool dryRun = false;
     quint64 historyId = 0;
     QList<InstanceSetOutcome> instances;
-    QStringList errors; // node-level: patterns that matched nothing, restores
+    QStringList errors;    // node-level: patterns that matched nothing, restores
     QList<PlanEntry> plan; // per instance and parameter, dry runs included
 };
 
@@ -158,7 +167,6 @@ struct Assignment {
     QString pattern; // name or lctl glob
     QString value;   // as the admin wrote it: "16M", "on", "clear"
 };
-
 
 // --- Profiles, jobs and the audit trail (console part 2) ---
 
@@ -253,12 +261,12 @@ struct HistoryPoint {
 };
 
 struct HistoryQuery {
-    int limit = 50;        // at most 1000
-    quint64 beforeId = 0;  // paging cursor: older than this id; 0: newest
-    QString principal;     // exact
+    int limit = 50;       // at most 1000
+    quint64 beforeId = 0; // paging cursor: older than this id; 0: newest
+    QString principal;    // exact
     QString action;
-    QString param;         // glob on parameter names
-    QString instance;      // glob on instance ids
+    QString param;    // glob on parameter names
+    QString instance; // glob on instance ids
     qint64 sinceNs = 0;
     qint64 untilNs = 0;
 };

@@ -31,9 +31,8 @@ private slots:
         for (const auto &node : file.nodes) {
             addresses << node.group + " " + node.endpoint.address;
         }
-        QCOMPARE(addresses, QStringList({"oss oss01:7370", "oss oss02:7370",
-                                         "compute node008:7400", "compute node009:7400",
-                                         "compute node010:7400"}));
+        QCOMPARE(addresses, QStringList({"oss oss01:7370", "oss oss02:7370", "compute node008:7400",
+                                         "compute node009:7400", "compute node010:7400"}));
         // Relative paths are relative to the file; a group's own settings win.
         QCOMPARE(file.nodes.first().endpoint.tokenFile, QString("/srv/lutra/admin.token"));
         QCOMPARE(file.nodes.first().endpoint.tlsCa, QString());
@@ -79,9 +78,12 @@ private slots:
                                          << "c.yaml:1:14: unknown key 'tls.pem'";
         QTest::newRow("groups not a list") << "groups: n1\n"
                                            << "c.yaml:1:9: 'groups' must be a list";
-        QTest::newRow("no groups") << "name: x\n" << "c.yaml:1:1: no 'groups'";
-        QTest::newRow("syntax") << "groups: [\n" << "c.yaml:2:1: ";
-        QTest::newRow("not a map") << "- a\n- b\n" << "c.yaml:1:1: a cluster file is a map";
+        QTest::newRow("no groups") << "name: x\n"
+                                   << "c.yaml:1:1: no 'groups'";
+        QTest::newRow("syntax") << "groups: [\n"
+                                << "c.yaml:2:1: ";
+        QTest::newRow("not a map") << "- a\n- b\n"
+                                   << "c.yaml:1:1: a cluster file is a map";
     }
 
     void errorsSayFileLineAndColumn()

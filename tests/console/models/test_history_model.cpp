@@ -170,16 +170,15 @@ private slots:
                             done(ok, error, page);
                         });
         // The tester fetched on its own (its reset checks call fetchMore).
-        QCOMPARE(
-            printModel(model),
-            QStringList({"2026-12-01 14:32:05 | node001 | alice | apply | compute | partial "
-                         "| #42",
-                         "   | client-lutra | osc.ost0.max_pages_per_rpc | 256 → 1024 | 1024 "
-                         "| ok | ",
-                         "   | bench-job1 | osc.ost0.max_pages_per_rpc | 256 → 4096 | 256 | "
-                         "error: out of range: more than 1024 | ",
-                         "2026-12-01 14:31:05 | node001 | alice | set | set #41 | error | #41",
-                         "2026-12-01 13:32:05 | node001 | alice | set | set #40 | ok | #40"}));
+        QCOMPARE(printModel(model),
+                 QStringList({"2026-12-01 14:32:05 | node001 | alice | apply | compute | partial "
+                              "| #42",
+                              "   | client-lutra | osc.ost0.max_pages_per_rpc | 256 → 1024 | 1024 "
+                              "| ok | ",
+                              "   | bench-job1 | osc.ost0.max_pages_per_rpc | 256 → 4096 | 256 | "
+                              "error: out of range: more than 1024 | ",
+                              "2026-12-01 14:31:05 | node001 | alice | set | set #41 | error | #41",
+                              "2026-12-01 13:32:05 | node001 | alice | set | set #40 | ok | #40"}));
         QVERIFY(!model.canFetchMore({}));
         QCOMPARE(fake.calls.size(), 1);
         QCOMPARE(fake.calls[0].second.limit, 50);
