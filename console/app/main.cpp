@@ -16,25 +16,19 @@
 int main(int argc, char **argv)
 {
     using namespace lutra::console;
-    for (int i = 1; i < argc; ++i) {
-        // The bench and the tour need no display: offscreen unless told otherwise.
-        if ((qstrcmp(argv[i], "--bench") == 0 || qstrcmp(argv[i], "--tour") == 0 ||
-             qstrcmp(argv[i], "--bench-streams") == 0) &&
-            qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
-            qputenv("QT_QPA_PLATFORM", "offscreen");
-        }
-    }
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("lutra");
-    QApplication::setApplicationName("lutra-console");
-    QApplication::setApplicationVersion(LUTRA_CONSOLE_VERSION);
-
+    // The command line and the cluster file are read before any window system is touched, so
+    // --help, usage errors and file errors work on a machine without a display.
+    QCoreApplication::setOrganizationName("lutra"); // where QSettings keep the last cluster file
+    QCoreApplication::setApplicationName("lutra-console");
+    QCoreApplication::setApplicationVersion(LUTRA_CONSOLE_VERSION);
     QCommandLineParser parser;
     parser.setApplicationDescription(
         "lutra-console: operate a lutra cluster through each node's lutra-ctld.\n"
         "Open a cluster file (--cluster) or a hostlist (-H node[001-128]:7370).");
-    parser.addHelpOption();
-    parser.addVersionOption();
+    const QCommandLineOption helpOption({"h", "help"}, "show this help");
+    const QCommandLineOption versionOption("version", "show the version");
+    parser.addOption(helpOption);
+    parser.addOption(versionOption);
     const QCommandLineOption clusterOption("cluster",
                                            "the cluster file (YAML: groups of hosts, "
                                            "token_file, tls)",
@@ -68,9 +62,32 @@ int main(int argc, char **argv)
     parser.addOptions({clusterOption, hostsOption, tokenOption, caOption, certOption, keyOption,
                        benchOption, benchFramesOption, tourOption, streamsOption, ctldPidOption,
                        secondsOption});
-    parser.process(app);
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i) {
+        arguments << QString::fromLocal8Bit(argv[i]);
+    }
+    if (!parser.parse(arguments)) {
+        std::fprintf(stderr, "lutra-console: %s (see --help)\n", qPrintable(parser.errorText()));
+        return 2;
+    }
+    if (parser.isSet(helpOption)) {
+        std::printf("%s",
+                    qPrintable(parser.helpText().replace("<executable_name>", "lutra-console")));
+        return 0;
+    }
+    if (parser.isSet(versionOption)) {
+        std::printf("lutra-console %s\n", LUTRA_CONSOLE_VERSION);
+        return 0;
+    }
+    const bool headless =
+        parser.isSet(benchOption) || parser.isSet(tourOption) || parser.isSet(streamsOption);
+    // The bench and the tour need no display: offscreen unless told otherwise.
+    if (headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    }
 
     if (parser.isSet(benchOption)) {
+        QApplication app(argc, argv);
         return runConsoleBench(parser.value(benchOption), parser.value(benchFramesOption).toInt());
     }
     if (parser.isSet(streamsOption)) {
@@ -78,6 +95,7 @@ int main(int argc, char **argv)
         node.address = parser.value(hostsOption);
         node.tokenFile = parser.value(tokenOption);
         node.tlsCa = parser.value(caOption);
+        QApplication app(argc, argv);
         return runStreamsBench(node, parser.value(ctldPidOption).toLongLong(),
                                parser.value(streamsOption).toInt(),
                                parser.value(secondsOption).toInt());
@@ -109,7 +127,15 @@ int main(int argc, char **argv)
         }
         return 2;
     }
+    if (!headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
+        qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
+        std::fprintf(stderr, "lutra-console: no display (DISPLAY and WAYLAND_DISPLAY are unset): "
+                             "run it in a desktop session or under xvfb-run, or use --tour DIR "
+                             "for an offscreen walk with screenshots\n");
+        return 2;
+    }
 
+    QApplication app(argc, argv);
     ClusterController cluster;
     MainWindow window(cluster);
     window.show();
