@@ -3,6 +3,7 @@
 #include "app/cluster_controller.h"
 #include "app/main_window.h"
 #include "app/readahead_view.h"
+#include "core/params/catalog.h"
 #include "net/node_connection.h"
 
 #include <QApplication>
@@ -26,24 +27,14 @@ namespace lutra::console {
 
 namespace {
 
-const QStringList kReadaheadCounters{"hits",
-                                     "misses",
-                                     "readpage_not_consecutive",
-                                     "miss_inside_window",
-                                     "failed_grab_cache_page",
-                                     "failed_lock_match",
-                                     "read_but_discarded",
-                                     "zero_length_file",
-                                     "zero_size_window",
-                                     "readahead_to_eof",
-                                     "hit_max_readahead_issue",
-                                     "wrong_page_from_grab_cache_page",
-                                     "failed_to_reach_end",
-                                     "async_readahead",
-                                     "failed_to_fast_read",
-                                     "mmap_range_read",
-                                     "readahead_pages",
-                                     "forceread_pages"};
+// The counters a client reports, named as the registry names them (Lustre 2.17's order).
+const QStringList kReadaheadCounters = [] {
+    QStringList names;
+    for (const auto name : lutra::params::catalog::kReadAheadStatNames) {
+        names << QString::fromLatin1(name.data(), qsizetype(name.size()));
+    }
+    return names;
+}();
 const QString kBlock = QStringLiteral("llite.bench.read_ahead_stats");
 const QStringList kNamespaces{"ost0", "ost1"};
 
