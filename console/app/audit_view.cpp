@@ -275,11 +275,7 @@ QStringList AuditView::targets() const
 
 QStringList AuditView::targetNames() const
 {
-    QStringList names;
-    for (const auto &address : targets()) {
-        names << m_cluster.nodeName(address);
-    }
-    return names;
+    return m_cluster.nodeNames(targets());
 }
 
 void AuditView::refresh()

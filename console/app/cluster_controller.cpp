@@ -258,6 +258,22 @@ QString ClusterController::nodeName(const QString &address) const
     return address;
 }
 
+QStringList ClusterController::nodeNames(const QStringList &addresses) const
+{
+    QStringList names;
+    names.reserve(addresses.size());
+    for (const auto &address : addresses) {
+        names << nodeName(address);
+    }
+    return names;
+}
+
+QString shortNodeList(const QStringList &names, int shown)
+{
+    return names.size() <= shown ? names.join(QStringLiteral(", "))
+                                 : QObject::tr("%1 nodes").arg(names.size());
+}
+
 const NodeSeries *ClusterController::series(const QString &address) const
 {
     auto found = m_nodes.value(address);

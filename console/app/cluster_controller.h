@@ -44,6 +44,7 @@ public:
     QStringList addresses() const { return m_order; }
     NodeConnection *connection(const QString &address) const;
     QString nodeName(const QString &address) const; // ctld's node name, or the address
+    QStringList nodeNames(const QStringList &addresses) const;
     const NodeSeries *series(const QString &address) const;
     const CounterUpdate *latestCounters(const QString &address) const;
     const QList<InstanceSpecs> &schema(const QString &address) const;
@@ -98,6 +99,9 @@ private:
     QHash<int, QPointer<FanOutOperation>> m_running;
     QHash<int, OperationRecord> m_records;
 };
+
+// Node names as a label can show them: "node001, node002" or "5 nodes".
+QString shortNodeList(const QStringList &names, int shown = 3);
 
 // Keeps what the charts draw over time: read_ahead_stats blocks and the gauges.
 CounterUpdate chartedCounters(const CounterUpdate &update);

@@ -14,11 +14,7 @@ FanOutOperation::FanOutOperation(ClusterController &cluster, QString title, QStr
 void FanOutOperation::start(int concurrency)
 {
     m_concurrency = std::max(1, concurrency);
-    QStringList names;
-    for (const auto &address : std::as_const(m_addresses)) {
-        names << m_cluster.nodeName(address);
-    }
-    m_id = m_cluster.operationsModel().addOperation(m_title, names);
+    m_id = m_cluster.operationsModel().addOperation(m_title, m_cluster.nodeNames(m_addresses));
     m_cluster.registerOperation(m_id, this, OperationRecord{m_title, m_script, m_addresses, {}});
     startNext();
 }

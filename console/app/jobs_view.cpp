@@ -13,7 +13,6 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
-#include <QLocale>
 #include <QPointer>
 #include <QPushButton>
 #include <QSet>
@@ -31,23 +30,9 @@ qint64 nowMs()
     return QDateTime::currentMSecsSinceEpoch();
 }
 
-// "4.0 MiB": the same words as the report's columns.
-QString humanBytes(quint64 bytes)
-{
-    static const QLocale locale(QLocale::English, QLocale::UnitedStates);
-    return locale.formattedDataSize(qint64(bytes), 1, QLocale::DataSizeIecFormat);
-}
-
 bool mayFlush(Role role)
 {
     return static_cast<int>(role) >= static_cast<int>(Role::operator_);
-}
-
-// Node names as a short list: "node001, node002" or "5 nodes".
-QString namesText(const QStringList &names)
-{
-    return names.size() <= 3 ? names.join(QStringLiteral(", "))
-                             : QObject::tr("%1 nodes").arg(names.size());
 }
 
 NodeOutcome flushNodeOutcome(const Reply<FlushOutcome> &reply)
@@ -64,7 +49,7 @@ NodeOutcome flushNodeOutcome(const Reply<FlushOutcome> &reply)
         line.detail = line.ok ? QObject::tr("%1 locks, %2 pages, %3 written back")
                                     .arg(formatCount(instance.locksCancelled),
                                          formatCount(instance.pagesDropped),
-                                         humanBytes(instance.bytesWrittenBack))
+                                         formatBytes(instance.bytesWrittenBack))
                               : instance.error;
         if (!instance.problems.isEmpty()) {
             line.detail += QObject::tr(" (worked around: %1)")
@@ -320,13 +305,6 @@ void JobsView::updateControls()
         }
         return {};
     };
-    const auto names = [this](const QStringList &addresses) {
-        QStringList out;
-        for (const auto &address : addresses) {
-            out << m_cluster.nodeName(address);
-        }
-        return out;
-    };
 
     const QString job = selectedJob();
     const auto ranOn = m_jobs->nodesOf(job);
@@ -336,7 +314,7 @@ void JobsView::updateControls()
         m_flush->setToolTip(tr("Select a job in the table first."));
     } else {
         const QString why = refusal(addressesOfNames(ranOn));
-        m_flush->setText(tr("Flush job %1 on %2").arg(job, namesText(ranOn)));
+        m_flush->setText(tr("Flush job %1 on %2").arg(job, shortNodeList(ranOn)));
         m_flush->setEnabled(why.isEmpty());
         m_flush->setToolTip(why.isEmpty() ? tr("Write back job %1's dirty pages, cancel its "
                                                "unused locks and drop its pages on the nodes it "
@@ -357,7 +335,9 @@ void JobsView::updateControls()
         const QString why = refusal(selected);
         m_flushSelected->setEnabled(why.isEmpty());
         m_flushSelected->setToolTip(
-            why.isEmpty() ? tr("Flush job %1 on %2.").arg(job, names(selected).join(", ")) : why);
+            why.isEmpty()
+                ? tr("Flush job %1 on %2.").arg(job, m_cluster.nodeNames(selected).join(", "))
+                : why);
     }
 
     const auto everyTarget = allOrSelected();
@@ -377,10 +357,11 @@ void JobsView::updateControls()
     const bool roleRefuses = role != Role::unknown && !mayFlush(role);
     m_roleNote->setVisible(roleRefuses);
     if (roleRefuses) {
-        m_roleNote->setText(tr("Your role on %1 is %2: flushing jobs needs operator (ctld's "
-                               "roles: viewer reads; operator also flushes jobs, applies stored "
-                               "profiles and rolls back). The flush buttons stay disabled.")
-                                .arg(namesText(names(everyTarget)), roleName(role)));
+        m_roleNote->setText(
+            tr("Your role on %1 is %2: flushing jobs needs operator (ctld's "
+               "roles: viewer reads; operator also flushes jobs, applies stored "
+               "profiles and rolls back). The flush buttons stay disabled.")
+                .arg(shortNodeList(m_cluster.nodeNames(everyTarget)), roleName(role)));
     }
 }
 
@@ -409,16 +390,13 @@ void JobsView::flushAllJobs()
     if (targets.isEmpty()) {
         return;
     }
-    QStringList names;
-    for (const auto &address : targets) {
-        names << m_cluster.nodeName(address);
-    }
+    const QStringList names = m_cluster.nodeNames(targets);
     const QString text =
         tr("Flush EVERY job on %1 node(s) (%2): all dirty pages are written back, every unused "
            "lock is cancelled (lru_size=clear) and cached pages are dropped, so every running "
            "job's next reads go to the targets.\n\nType \"%3\" to go on.")
             .arg(targets.size())
-            .arg(namesText(names), kFlushAllWord);
+            .arg(shortNodeList(names), kFlushAllWord);
     const QString typed = m_typedConfirm(tr("Flush all jobs"), text).trimmed();
     if (typed != kFlushAllWord) {
         m_summary->setText(typed.isEmpty()
@@ -438,15 +416,12 @@ void JobsView::runFlush(const QString &job, bool all, const QStringList &address
     }
     m_busy = true;
     m_historyIds.clear();
-    QStringList names;
-    for (const auto &address : addresses) {
-        names << m_cluster.nodeName(address);
-    }
+    const QStringList names = m_cluster.nodeNames(addresses);
     m_report->setNodes(names);
     m_reportView->expandAll();
     const QString label = all ? QStringLiteral("flush all") : QStringLiteral("flush ") + job;
-    m_summary->setText(all ? tr("Flushing every job on %1…").arg(namesText(names))
-                           : tr("Flushing job %1 on %2…").arg(job, namesText(names)));
+    m_summary->setText(all ? tr("Flushing every job on %1…").arg(shortNodeList(names))
+                           : tr("Flushing job %1 on %2…").arg(job, shortNodeList(names)));
     QPointer<JobsView> self(this);
     auto started = [self](const QString &address) {
         if (self) {
@@ -522,7 +497,7 @@ void JobsView::onFlushFinished(FanOutOperation *operation, const QStringList &ad
         tr("%1: flushed on %2 of %3 node(s): %4 locks cancelled, %5 pages dropped, "
            "%6 written back")
             .arg(what, QString::number(m_report->okCount()), QString::number(addresses.size()),
-                 formatCount(totals.locks), formatCount(totals.pages), humanBytes(totals.bytes));
+                 formatCount(totals.locks), formatCount(totals.pages), formatBytes(totals.bytes));
     if (!points.isEmpty()) {
         text += tr("; history %1").arg(points.join(QStringLiteral(", ")));
     }

@@ -89,13 +89,7 @@ QStringList LockLruView::targets() const
 void LockLruView::refresh()
 {
     const auto chosen = targets();
-    QStringList names;
-    for (const auto &address : chosen) {
-        names << m_cluster.nodeName(address);
-    }
-    m_targetsLabel->setText(chosen.size() <= 3
-                                ? tr("Clear on: %1").arg(names.join(", "))
-                                : tr("Clear on: %1 selected nodes").arg(chosen.size()));
+    m_targetsLabel->setText(tr("Clear on: %1").arg(shortNodeList(m_cluster.nodeNames(chosen))));
     const Role role = m_cluster.roleOn(chosen);
     const bool allowed = role == Role::admin;
     m_clear->setEnabled(allowed && !chosen.isEmpty());

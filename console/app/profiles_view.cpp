@@ -525,14 +525,9 @@ void ProfilesView::updateControls()
 {
     const auto chosen = targets();
     const Role role = m_cluster.roleOn(chosen);
-    QStringList names;
-    for (const auto &address : chosen) {
-        names << m_cluster.nodeName(address);
-    }
     m_targetsLabel->setText(
-        chosen.size() <= 4
-            ? tr("Targets: %1").arg(names.join(", "))
-            : tr("Targets: %1 nodes (select rows in Cluster to narrow)").arg(chosen.size()));
+        tr("Targets: %1").arg(shortNodeList(m_cluster.nodeNames(chosen), 4)) +
+        (chosen.size() > 4 ? tr(" (select rows in Cluster to narrow)") : QString()));
     const bool valid = m_editor->isValid();
     const QString invalid = m_editor->statusText();
     const bool admin = role == Role::admin;

@@ -285,25 +285,22 @@ void ReadaheadView::refreshNode(qint64 fromMs, qint64 toMs)
 void ReadaheadView::refreshCluster(qint64 fromMs, qint64 toMs)
 {
     const auto addresses = m_cluster.addresses();
-    QList<QList<QPointF>> ratios;
+    // Each node is bucketed once: the heat map draws the buckets, the band is their spread.
     QList<QList<double>> heat;
-    QStringList names;
+    const QStringList names = m_cluster.nodeNames(addresses);
     QList<double> latest;
     QList<double> misses;
-    ratios.reserve(addresses.size());
+    heat.reserve(addresses.size());
     for (const auto &address : addresses) {
         const auto *series = m_cluster.series(address);
-        names << m_cluster.nodeName(address);
-        auto points = series->nodeHitRatio(fromMs);
-        heat << bucketMeans(points, double(fromMs), double(toMs), kBuckets);
-        ratios << std::move(points);
+        heat << bucketMeans(series->nodeHitRatio(fromMs), double(fromMs), double(toMs), kBuckets);
         const bool unreachable =
             m_cluster.connection(address)->state() == ConnectionState::unreachable;
         latest << (unreachable ? qQNaN() : series->latestNodeHitRatio());
         misses << series->latestNodeMissesPerSecond();
     }
     m_band->setBand(tr("hit ratio"),
-                    inPercent(spreadOverTime(ratios, double(fromMs), double(toMs), kBuckets)));
+                    inPercent(spreadOfBuckets(heat, double(fromMs), double(toMs), kBuckets)));
     m_band->setTimeWindow(fromMs, toMs);
     m_band->refresh();
     m_heatMap->setData(names, heat, fromMs, toMs);

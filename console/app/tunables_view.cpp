@@ -173,14 +173,9 @@ void TunablesView::updateControls()
 {
     const auto chosen = targets();
     const Role role = m_cluster.roleOn(chosen);
-    QStringList names;
-    for (const auto &address : chosen) {
-        names << m_cluster.nodeName(address);
-    }
     m_targetsLabel->setText(
-        chosen.size() <= 4
-            ? tr("Set on: %1").arg(names.join(", "))
-            : tr("Set on: %1 nodes (select rows in Cluster to narrow)").arg(chosen.size()));
+        tr("Set on: %1").arg(shortNodeList(m_cluster.nodeNames(chosen), 4)) +
+        (chosen.size() > 4 ? tr(" (select rows in Cluster to narrow)") : QString()));
     const bool admin = role == Role::admin;
     if (!admin) {
         QString weakest;

@@ -114,10 +114,19 @@ QList<BandPoint> spreadOverTime(const QList<QList<QPointF>> &nodes, double xMin,
     if (buckets <= 0) {
         return {};
     }
-    std::vector<QList<double>> means;
-    means.reserve(static_cast<std::size_t>(nodes.size()));
+    QList<QList<double>> means;
+    means.reserve(nodes.size());
     for (const auto &node : nodes) {
-        means.push_back(bucketMeans(node, xMin, xMax, buckets));
+        means.append(bucketMeans(node, xMin, xMax, buckets));
+    }
+    return spreadOfBuckets(means, xMin, xMax, buckets);
+}
+
+QList<BandPoint> spreadOfBuckets(const QList<QList<double>> &means, double xMin, double xMax,
+                                 int buckets)
+{
+    if (buckets <= 0) {
+        return {};
     }
     const double width = (xMax - xMin) / buckets;
     QList<BandPoint> result;
@@ -127,7 +136,7 @@ QList<BandPoint> spreadOverTime(const QList<QList<QPointF>> &nodes, double xMin,
     for (int b = 0; b < buckets; ++b) {
         values.clear();
         for (const auto &node : means) {
-            if (!std::isnan(node[b])) {
+            if (b < node.size() && !std::isnan(node[b])) {
                 values.push_back(node[b]);
             }
         }

@@ -35,5 +35,9 @@ struct BandPoint {
 // not grow with the time resolution of the input.
 QList<BandPoint> spreadOverTime(const QList<QList<QPointF>> &nodes, double xMin, double xMax,
                                 int buckets);
+// The same from bucket means already computed per node (bucketMeans over [xMin, xMax)): a view
+// that also draws them (the heat map) buckets each node once.
+QList<BandPoint> spreadOfBuckets(const QList<QList<double>> &means, double xMin, double xMax,
+                                 int buckets);
 
 } // namespace lutra::console

@@ -3,18 +3,10 @@
 #include "models/format.h"
 
 #include <QBrush>
-#include <QLocale>
 
 namespace lutra::console {
 
 namespace {
-
-// "1.5 GiB", "512 bytes": the same words in every locale, like format.h's numbers.
-QString humanBytes(quint64 bytes)
-{
-    static const QLocale locale(QLocale::English, QLocale::UnitedStates);
-    return locale.formattedDataSize(qint64(bytes), 1, QLocale::DataSizeIecFormat);
-}
 
 QString durationText(quint64 us)
 {
@@ -256,7 +248,7 @@ QString FlushReportModel::text(const Item *item, int column) const
         return {};
     case LocksCancelled: return entry.reported ? formatCount(entry.locksCancelled) : QString();
     case PagesDropped: return entry.reported ? formatCount(entry.pagesDropped) : QString();
-    case WrittenBack: return entry.reported ? humanBytes(entry.bytesWrittenBack) : QString();
+    case WrittenBack: return entry.reported ? formatBytes(entry.bytesWrittenBack) : QString();
     case Duration: return entry.reported ? durationText(entry.durationUs) : QString();
     case Problems: return entry.problems.join(QStringLiteral("; "));
     case ColumnCount: break;

@@ -75,6 +75,12 @@ QString formatCount(quint64 value)
     return numberLocale().toString(value);
 }
 
+QString formatBytes(quint64 bytes)
+{
+    static const QLocale locale(QLocale::English, QLocale::UnitedStates);
+    return locale.formattedDataSize(qint64(bytes), 1, QLocale::DataSizeIecFormat);
+}
+
 QString formatRate(double perSecond)
 {
     if (std::isnan(perSecond)) {

@@ -22,6 +22,8 @@ QString formatCount(quint64 value);
 
 // "1,234.5/s"; "—" for NaN (no rate yet).
 QString formatRate(double perSecond);
+// "1.5 GiB", "512 bytes": IEC units, the same words in every locale.
+QString formatBytes(quint64 bytes);
 
 // A ratio 0..1 as "97.3 %"; "—" for NaN.
 QString formatPercent(double ratio);

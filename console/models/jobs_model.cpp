@@ -3,8 +3,6 @@
 #include "models/format.h"
 #include "models/row_sync.h"
 
-#include <QLocale>
-
 #include <algorithm>
 #include <cmath>
 
@@ -15,19 +13,13 @@ namespace {
 const QString readBytesName = QStringLiteral("read_bytes");
 const QString writeBytesName = QStringLiteral("write_bytes");
 
-// "1.5 GiB", "512 bytes": the same words in every locale, like format.h's numbers.
-QString humanBytes(qint64 bytes)
-{
-    static const QLocale locale(QLocale::English, QLocale::UnitedStates);
-    return locale.formattedDataSize(bytes, 1, QLocale::DataSizeIecFormat);
-}
-
 QString rateText(double bytesPerSecond)
 {
     if (std::isnan(bytesPerSecond)) {
         return unknownText();
     }
-    return humanBytes(qRound64(bytesPerSecond)) + QStringLiteral("/s");
+    return formatBytes(quint64(std::max<qint64>(0, qRound64(bytesPerSecond)))) +
+           QStringLiteral("/s");
 }
 
 bool sameDouble(double a, double b)
@@ -272,8 +264,8 @@ QString JobsModel::text(const Row &row, int column) const
     switch (Column(column)) {
     case Job: return row.job;
     case Nodes: return row.nodes.join(QStringLiteral(", "));
-    case ReadBytes: return humanBytes(row.readBytes);
-    case WriteBytes: return humanBytes(row.writeBytes);
+    case ReadBytes: return formatBytes(quint64(row.readBytes));
+    case WriteBytes: return formatBytes(quint64(row.writeBytes));
     case ReadRate: return rateText(row.readRate);
     case WriteRate: return rateText(row.writeRate);
     case Ops: return formatCount(row.ops);

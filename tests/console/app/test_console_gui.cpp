@@ -267,10 +267,35 @@ private slots:
         screenshot(*m_window, "tunables");
     }
 
-    void aBadValueOnOneNodeChangesNothingAnywhere()
+    void aBatchWithOneBadValueChangesNothingAnywhere()
     {
-        // Node 2 gets a different value through its own set; then a set that node 1 accepts but
-        // the whole batch cannot: nothing changes, the error is shown per node.
+        // Two assignments, the second out of range: every node refuses the whole batch, the
+        // operation says why per node, and the good assignment took effect nowhere.
+        const auto addresses = m_cluster->addresses();
+        const QList<Assignment> batch{{"osc.ost0.max_rpcs_in_flight", "11"},
+                                      {"osc.ost0.max_pages_per_rpc", "99999"}};
+        auto *operation = new FanOutOperation(*m_cluster, "set batch", addresses,
+                                              setParamsStep(batch, {}, false, {}), "lutractl ...",
+                                              m_window.get());
+        QSignalSpy finished(operation, &FanOutOperation::finished);
+        operation->start();
+        QVERIFY(finished.wait(30000));
+        for (const auto &address : addresses) {
+            const auto outcome = operation->outcomes().value(address);
+            QCOMPARE(outcome.state, OpState::failed);
+            QVERIFY2(outcome.detail.contains("max_pages_per_rpc"), qPrintable(outcome.detail));
+            const auto read = await<QList<InstanceValue>>([&](auto done) {
+                m_cluster->connection(address)->getParams({"osc.ost0.max_rpcs_in_flight"}, {},
+                                                          std::move(done));
+            });
+            QVERIFY(read.ok && !read.value.isEmpty());
+            QCOMPARE(read.value.first().value, QString("12")); // as the last apply left it
+        }
+    }
+
+    void valuesThatDifferBetweenNodesStandOut()
+    {
+        // Node 2 gets its own value through a set of its own: the matrix marks the odd one.
         auto *view = m_window->tunablesView();
         auto *matrix = view->matrix();
         auto *connection = m_cluster->connection(m_cluster->addresses().at(1));
