@@ -19,6 +19,9 @@ packages=(
   xvfb xauth
   # tests (promtool, from prometheus, checks ctld's /metrics output)
   prometheus
+  # packaging (Debian packages and their checks: cpack, dpkg-shlibdeps, lintian, man pages,
+  # unit, desktop and AppStream validators)
+  dpkg-dev lintian help2man desktop-file-utils appstream systemd
   # vm tests (soft-RoCE under QEMU)
   qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils rdma-core ibverbs-utils
   ibverbs-providers rdmacm-utils iproute2 kmod perftest
