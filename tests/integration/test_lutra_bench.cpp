@@ -219,6 +219,23 @@ private slots:
         QVERIFY(!std::filesystem::exists(socket)); // removed on shutdown
     }
 
+    // Global options are accepted after the mode too, as users type them.
+    void globalOptionsAfterMode()
+    {
+        int exitCode = 0;
+        auto report = runBench({"flush", "--pages", "256", "--objects", "8", "--json"}, &exitCode);
+        QCOMPARE(exitCode, 0);
+        QCOMPARE(report["mode"].toString(), QString("flush"));
+        report =
+            runBench({"cached-read", "--json", "--file-mb", "1", "--duration", "0.05"}, &exitCode);
+        QCOMPARE(exitCode, 0);
+        QCOMPARE(report["mode"].toString(), QString("cached-read"));
+        QCOMPARE(report["params"].toObject()["duration_s"].toDouble(), 0.05);
+        // An option neither the mode nor lutra-bench knows is still refused.
+        runBench({"flush", "--no-such-option"}, &exitCode);
+        QVERIFY(exitCode != 0);
+    }
+
     void badArguments()
     {
         int exitCode = 0;

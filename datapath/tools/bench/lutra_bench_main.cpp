@@ -13,6 +13,9 @@ int main(int argc, char **argv)
                  "prints its results and ratios (lutra / baseline); --json gives one object "
                  "{mode, params, results, ratios}."};
     app.require_subcommand(1);
+    // Options a mode does not know go to lutra-bench itself: `MODE --json` works as typed.
+    // Set before the modes are added: they inherit it.
+    app.fallthrough();
     BenchOptions options;
     app.add_flag("--json", options.json, "print one JSON object");
     app.add_option("--target", options.target,
