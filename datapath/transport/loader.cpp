@@ -62,13 +62,14 @@ std::vector<std::string> defaultSearchPath()
     const char *env = std::getenv("LUTRA_PLUGIN_PATH");
     if (env == nullptr || *env == '\0') {
         // Next to the running program first: a build tree keeps plugins in <build>/lib beside
-        // <build>/bin, an install in <prefix>/lib/lutra/plugins beside <prefix>/bin.
+        // <build>/bin, an install in <prefix>/<libdir>/lutra/plugins beside <prefix>/bin (or
+        // sbin), e.g. /usr/lib/x86_64-linux-gnu/lutra/plugins on Debian.
         std::error_code error;
         const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
         if (!error) {
             const auto prefix = self.parent_path().parent_path();
             dirs.push_back((prefix / "lib").string());
-            dirs.push_back((prefix / "lib" / "lutra" / "plugins").string());
+            dirs.push_back((prefix / LUTRA_PLUGIN_RELATIVE_DIR).string());
         }
         dirs.emplace_back(LUTRA_PLUGIN_DIR);
         return dirs;

@@ -15,8 +15,8 @@
 
 namespace lutra::transport {
 
-// LUTRA_PLUGIN_PATH (':'-separated) when set; else <prefix>/lib and <prefix>/lib/lutra/plugins of
-// the running program (<prefix>/bin/program), then the install directory.
+// LUTRA_PLUGIN_PATH (':'-separated) when set; else <prefix>/lib and <prefix>/<libdir>/lutra/plugins
+// of the running program (<prefix>/bin/program), then the install directory.
 std::vector<std::string> defaultSearchPath();
 // A LogSink that writes to lutra's process log (core/log.h) under `category`, which must outlive
 // every transport using the sink.
