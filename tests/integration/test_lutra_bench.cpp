@@ -84,6 +84,9 @@ private slots:
         verifyPositive(report["ratios"].toObject(), {"group_vs_per_write"});
         // Structural, not timing: per-write mode syncs the file and the log for every write.
         QCOMPARE(results["per_write_syncs_per_write"].toDouble(), 2.0);
+        // Like with like: the fdatasync baseline runs as many writers as group commit.
+        QCOMPARE(report["params"].toObject()["fdatasync_writers"].toInt(), 8);
+        verifyPositive(report["ratios"].toObject(), {"group_commit_vs_fdatasync"});
     }
 
     void flushMode()
@@ -122,7 +125,15 @@ private slots:
             runBench({"--json", "--duration", "0.05", "cached-read", "--file-mb", "4"}, &exitCode);
         QCOMPARE(exitCode, 0);
         verifyClientReport(report, "cached-read", {"vs_memcpy"});
-        verifyPositive(report["results"].toObject(), {"lutra_read_MBps", "memcpy_MBps"});
+        verifyPositive(report["results"].toObject(), {"lutra_read_MBps", "memcpy_MBps", "passes"});
+        // The memcpy source is as large as the file, the transfer the same on both sides.
+        QCOMPARE(report["params"].toObject()["source_mb"].toInt(), 4);
+        // Whole passes over the file (after the warming read): the read-ahead hits are the
+        // file's 1024 pages (4 MiB) once per pass.
+        const auto stats = report["results"].toObject()["read_ahead_stats"].toObject();
+        QCOMPARE(stats["hits"].toInteger() % 1024, 0);
+        QCOMPARE(stats["hits"].toInteger() / 1024,
+                 report["results"].toObject()["passes"].toInteger());
     }
 
     void iorEasyMode()

@@ -781,7 +781,11 @@ ReleaseCounts PageCache::releaseRing(ObjectKey key, Filter filter, Batching batc
                 } else if (n < batch) {
                     victims[n++] = page;
                 } else {
+                    // The batch is full and more follow: stop here rather than walk the rest
+                    // of the ring on every hold (O(pages^2) for one page per hold). The last
+                    // hold walks the whole ring and counts what stays.
                     more = true;
+                    break;
                 }
             }
             page = page->objectNext;

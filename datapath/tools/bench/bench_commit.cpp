@@ -1,5 +1,6 @@
 // lutra-bench commit: durable 4 KiB writes from many writers, group commit against one
-// fdatasync per write, each against its own lutra-target process.
+// fdatasync per write, each against its own lutra-target process, and group commit against the
+// same number of writers calling fdatasync on a local file.
 #include "bench_modes.h"
 #include "client/rpc_session.h"
 #include "lutra/datapath/v1/control.grpc.pb.h"
@@ -9,6 +10,7 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -114,25 +116,29 @@ Result<CommitRun> measureCommits(const BenchOptions &options, const CommitBenchO
     return run;
 }
 
-// The device's own price: one thread, a 4 KiB pwrite and an fdatasync at a time, on the same
-// file system the targets use. Group commit is worth what this costs.
-Result<Measurement> measureFdatasync(const std::string &dir, double seconds, unsigned writeBytes)
+// The device's own price with the same concurrency: `writers` threads, each writing its own
+// interleaved blocks of one shared file (as the writers share one object) with a pwrite and an
+// fdatasync at a time, on the file system the targets use. Group commit is worth what this costs.
+Result<Measurement> measureFdatasync(const std::string &dir, double seconds,
+                                     const CommitBenchOptions &commit)
 {
     const std::string path = dir + "/fdatasync-baseline.dat";
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         return Status(Errc::io_error, "cannot create " + path);
     }
-    std::vector<char> block(writeBytes, 'x');
-    std::uint64_t next = 0;
-    auto result = measure(1, seconds, [&](unsigned) -> Result<std::uint64_t> {
-        const auto offset = static_cast<off_t>((next++ % 1024) * writeBytes);
+    const std::uint64_t slots = std::max<std::uint64_t>(kSpanBytes / commit.writeBytes, 1);
+    std::vector<char> block(commit.writeBytes, 'x');
+    std::vector<std::uint64_t> next(commit.writers);
+    auto result = measure(commit.writers, seconds, [&](unsigned t) -> Result<std::uint64_t> {
+        const std::uint64_t slot = (t + next[t]++ * commit.writers) % slots;
+        const auto offset = static_cast<off_t>(slot * commit.writeBytes);
         if (::pwrite(fd, block.data(), block.size(), offset) !=
                 static_cast<ssize_t>(block.size()) ||
             ::fdatasync(fd) != 0) {
             return Status(Errc::io_error, "pwrite/fdatasync on " + path + " failed");
         }
-        return std::uint64_t{writeBytes};
+        return std::uint64_t{commit.writeBytes};
     });
     ::close(fd);
     if (!result.firstError.ok()) {
@@ -178,7 +184,10 @@ Result<Report> runCommitBench(const BenchOptions &options, const CommitBenchOpti
     report.params = {{"writers", commit.writers},
                      {"write_bytes", commit.writeBytes},
                      {"duration_s", options.durationSeconds},
-                     {"object", "one shared object, writers interleave blocks"}};
+                     {"object", "one shared object, writers interleave blocks"},
+                     {"fdatasync_writers", commit.writers},
+                     {"fdatasync_baseline", "the same writers, each a pwrite and an fdatasync "
+                                            "at a time, interleaving blocks of one shared file"}};
     if (!options.target.empty()) {
         auto run = measureCommits(options, commit, options.target, {});
         if (!run) {
@@ -194,7 +203,7 @@ Result<Report> runCommitBench(const BenchOptions &options, const CommitBenchOpti
     if (!scratch) {
         return scratch.status();
     }
-    auto fdatasyncs = measureFdatasync(scratch->path(), options.durationSeconds, commit.writeBytes);
+    auto fdatasyncs = measureFdatasync(scratch->path(), options.durationSeconds, commit);
     if (!fdatasyncs) {
         return fdatasyncs.status();
     }

@@ -85,6 +85,9 @@ Result<Report> runFlushBench(const BenchOptions &options, const FlushBenchOption
                      {"threads", flush.threads},
                      {"release", "releaseLock per object (its own cookie), threads split the "
                                  "objects; batched vs one page per lock hold"},
+                     // The baseline is the best unbatched release, not a strawman: each hold
+                     // walks the object's ring only up to its page (no rescan of the ring).
+                     {"unbatched", "one page per shard-lock hold, no rescan"},
                      {"release_batch", cache::kDefaultBatch}};
     if (!options.target.empty()) {
         report.notes.push_back("flush runs in process: --target is not used");
