@@ -2,6 +2,7 @@
 // history, jobs and per-job cleanup, on the local node or fanned out over a hostlist.
 
 #include "cli/commands.h"
+#include "cli/prometheus_targets.h"
 #include "client/fan_out.h"
 #include "client/hostlist.h"
 #include "control/run_dir.h"
@@ -263,6 +264,9 @@ int main(int argc, char **argv)
         command = statusCommand();
     });
 
+    PrometheusTargetsOptions targets;
+    auto *targetsCmd = addPrometheusTargetsCommand(app, targets);
+
     try {
         app.parse(argc, argv);
         options.timeout = parseTimeout(timeoutText);
@@ -273,6 +277,9 @@ int main(int argc, char **argv)
     if (!commandError.ok()) {
         std::cerr << "lutractl: " << commandError.message() << "\n";
         return 2;
+    }
+    if (targetsCmd->parsed()) {
+        return runPrometheusTargets(targets, {hostlist, options, json, failSoft, concurrency});
     }
     if (!node.empty() && !hostlist.empty()) {
         std::cerr << "lutractl: give --node or -H, not both\n";
