@@ -278,6 +278,51 @@ void parseTls(const YAML::Node &tls, Config &config, ErrorList &errors)
     }
 }
 
+// audit_retention: {max_points, max_age}; 0 turns a limit off.
+void parseAuditRetention(const YAML::Node &retention, Config &config, ErrorList &errors)
+{
+    if (!retention.IsMap()) {
+        errors.add(retention.Mark(), "'audit_retention' must be a map with max_points, max_age");
+        return;
+    }
+    for (const auto &entry : retention) {
+        const auto key = entry.first.Scalar();
+        const auto &value = entry.second;
+        const auto text = scalarOf(value, "audit_retention." + key, errors);
+        if (key == "max_points") {
+            std::uint64_t number = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+            if (ec != std::errc() || end != text.data() + text.size() ||
+                (number != 0 && (number < 100 || number > 1'000'000'000))) {
+                errors.add(value.Mark(), "'audit_retention.max_points' is '" + text +
+                                             "'; expected 0 (no limit) or a whole number from "
+                                             "100 to 1000000000");
+                continue;
+            }
+            config.auditMaxPoints = number;
+        } else if (key == "max_age") {
+            if (text == "0") {
+                config.auditMaxAge = std::chrono::hours(0);
+                continue;
+            }
+            std::chrono::milliseconds age{};
+            durationField(value, "audit_retention.max_age", std::chrono::hours(1),
+                          std::chrono::hours(24 * 366 * 10), &age, errors);
+            if (age.count() > 0) {
+                if (age % std::chrono::hours(1) != std::chrono::milliseconds(0)) {
+                    errors.add(value.Mark(), "'audit_retention.max_age' is '" + text +
+                                                 "'; give whole hours, e.g. 2160h (90 days)");
+                    continue;
+                }
+                config.auditMaxAge = std::chrono::duration_cast<std::chrono::hours>(age);
+            }
+        } else {
+            errors.add(entry.first.Mark(),
+                       "unknown key 'audit_retention." + key + "' (known: max_points, max_age)");
+        }
+    }
+}
+
 std::string hostName()
 {
     char name[256] = {};
@@ -399,6 +444,8 @@ Result<Config> parseConfig(std::string_view yaml, const std::string &source)
                 durationField(value, key, std::chrono::hours(1), std::chrono::hours(24 * 366),
                               &retention, errors);
                 config.historyRetention = std::chrono::duration_cast<std::chrono::hours>(retention);
+            } else if (key == "audit_retention") {
+                parseAuditRetention(value, config, errors);
             } else if (key == "tls") {
                 parseTls(value, config, errors);
             } else if (key == "auth") {
@@ -408,7 +455,7 @@ Result<Config> parseConfig(std::string_view yaml, const std::string &source)
                            "unknown setting '" + key +
                                "' (known: node, labels, listen, local_socket, metrics_listen, "
                                "run_dir, db, profiles_dir, sample_interval, poll_interval, "
-                               "history_retention, tls, auth)");
+                               "history_retention, audit_retention, tls, auth)");
             }
         } catch (const YAML::Exception &error) {
             errors.add(error.mark, error.msg);

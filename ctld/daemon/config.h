@@ -4,6 +4,7 @@
 #include <lutra/status.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -48,6 +49,10 @@ struct Config {
     std::chrono::milliseconds sampleInterval{10'000}; // counter history resolution
     std::chrono::milliseconds pollInterval{1'000};    // live counters for streams, /metrics
     std::chrono::hours historyRetention{24};
+    // audit_retention: history points kept (0 = no limit); points desired state or a pending
+    // apply needs are always kept.
+    std::uint64_t auditMaxPoints = 100'000;
+    std::chrono::hours auditMaxAge{24 * 365};
     TlsConfig tls;
     std::vector<TokenGrant> tokens;
     std::vector<CertGrant> certs;

@@ -245,6 +245,15 @@ int run(Config config)
         if (auto flushed = (*store)->flushSamples(); !flushed) {
             lutra::log::warning(kLog, "counter history not written yet: " + flushed.message());
         }
+        // Off the request path: batches of points, each its own short transaction.
+        const HistoryRetention retention{config.auditMaxPoints, config.auditMaxAge, 1000};
+        if (auto pruned = (*store)->pruneHistory(retention); !pruned.ok()) {
+            lutra::log::warning(kLog, "history retention: " + pruned.status().message());
+        } else if (pruned->pointsDeleted > 0) {
+            lutra::log::info(kLog,
+                             "history retention: deleted " + std::to_string(pruned->pointsDeleted) +
+                                 " points, the newest " + std::to_string(pruned->prunedThrough));
+        }
     }
 
     sd_notify(0, "STOPPING=1");

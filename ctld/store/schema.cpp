@@ -102,9 +102,18 @@ CREATE TABLE counter_buckets (
 CREATE INDEX counter_buckets_age ON counter_buckets (bucket_ns);
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations{{
+// How far history retention has deleted: a rollback needs every point after its target.
+constexpr const char *kVersion3 = R"sql(
+CREATE TABLE history_retention (
+    id             INTEGER PRIMARY KEY CHECK (id = 1),
+    pruned_through INTEGER NOT NULL -- the newest history point id retention deleted
+);
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations{{
     {1, "history, apply journal, desired parameters, profiles, flush reports", kVersion1},
     {2, "downsampled counter history", kVersion2},
+    {3, "history retention watermark", kVersion3},
 }};
 
 static_assert(kApplicationId == 1280660562, "kVersion1 spells the application id in decimal");

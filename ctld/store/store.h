@@ -51,6 +51,19 @@ struct StoreStats {
     std::uint64_t bucketsPruned = 0;  // deleted from the database by retention
 };
 
+// History retention (ctld.yaml audit_retention); 0 turns a limit off.
+struct HistoryRetention {
+    std::size_t maxPoints = 0;      // keep the newest N points
+    std::chrono::seconds maxAge{0}; // keep points younger than this
+    std::size_t batchSize = 1000;   // points deleted per transaction
+};
+
+struct PruneReport {
+    std::uint64_t pointsDeleted = 0;
+    std::uint64_t batches = 0; // transactions that deleted points
+    PointId prunedThrough = 0; // newest point this call deleted (0: none)
+};
+
 class Store {
 public:
     // Opens or creates the database (mode 0640 when created), refuses files that are not
@@ -94,6 +107,12 @@ public:
     // such change. Reconcile points are left out: they re-establish desired state, they do not
     // change it. Sorted by instance, then param.
     Result<std::vector<RestoreValue>> valuesToRestore(PointId target) const;
+    // Deletes points over the count or age limit, oldest first, batchSize points per transaction
+    // (requests run in between), never a pending point (the apply journal) nor one a desired
+    // parameter came from. A rollback to a point older than the newest deleted one is refused
+    // from then on (failed_precondition): the changes since are no longer all known.
+    Result<PruneReport> pruneHistory(const HistoryRetention &retention,
+                                     TimePoint now = Clock::now());
 
     // ---- Profiles (each put and delete is a history point) ----
     Result<PointId> putProfile(const Audit &audit, std::string_view name, std::string_view text);

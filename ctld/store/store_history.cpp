@@ -141,6 +141,9 @@ Result<std::vector<RestoreValue>> Store::valuesToRestore(PointId target) const
             return Status(Errc::failed_precondition,
                           "the point is still pending; it has no settled state");
         }
+        if (auto retained = detail::checkRollbackTarget(db, target); !retained.ok()) {
+            return retained;
+        }
         // Changes in the order they happened; the first one per parameter holds the value it had.
         auto statement =
             db.prepare("SELECT c.instance, c.param, c.old_value, c.point_id FROM history_changes c"

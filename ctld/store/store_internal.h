@@ -74,6 +74,9 @@ inline constexpr std::string_view kPointColumns =
     "p.outcome, p.error, (SELECT count(*) FROM history_changes c WHERE c.point_id = p.id)";
 Result<HistoryPoint> readPoint(const sqlite::Statement &statement);
 
+// failed_precondition when retention deleted points after `target` (store_retention.cpp).
+Status checkRollbackTarget(sqlite::Connection &connection, PointId target);
+
 Result<std::vector<Change>> readChanges(sqlite::Connection &connection, PointId point);
 Result<std::vector<FlushReport>> readFlushReports(sqlite::Connection &connection, PointId point);
 

@@ -50,8 +50,8 @@ private slots:
         ::umask(mask);
         LUTRA_VERIFY_OK(store);
         QCOMPARE((*store)->schemaVersion(), schema::currentVersion());
-        QCOMPARE(schema::currentVersion(), 2);
-        QCOMPARE(rawInt(file, "PRAGMA user_version"), 2);
+        QCOMPARE(schema::currentVersion(), 3);
+        QCOMPARE(rawInt(file, "PRAGMA user_version"), 3);
         QCOMPARE(rawInt(file, "PRAGMA application_id"), schema::kApplicationId);
         QCOMPARE(
             rawInt(file, "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'"), 1);
@@ -67,7 +67,7 @@ private slots:
         QCOMPARE(fs::file_size(file), std::uintmax_t(0));
         auto store = Store::open(file);
         LUTRA_VERIFY_OK(store);
-        QCOMPARE(rawInt(file, "PRAGMA user_version"), 2);
+        QCOMPARE(rawInt(file, "PRAGMA user_version"), 3);
         QCOMPARE(rawInt(file, "SELECT count(*) FROM sqlite_schema WHERE name = 'counter_buckets'"),
                  1);
     }
@@ -96,7 +96,7 @@ private slots:
 
         auto store = Store::open(file);
         LUTRA_VERIFY_OK(store);
-        QCOMPARE(rawInt(file, "PRAGMA user_version"), 2);
+        QCOMPARE(rawInt(file, "PRAGMA user_version"), 3);
         auto detail = (*store)->point(1);
         LUTRA_VERIFY_OK(detail);
         QCOMPARE(detail->point.principal, std::string("token:alice"));
@@ -132,7 +132,7 @@ private slots:
         QCOMPARE(store.status().code(), Errc::failed_precondition);
         const std::string message = store.status().message();
         QVERIFY2(message.find(file) == 0, message.c_str());
-        QVERIFY2(message.find("schema version 9 is newer than this lutra-ctld knows (2)") !=
+        QVERIFY2(message.find("schema version 9 is newer than this lutra-ctld knows (3)") !=
                      std::string::npos,
                  message.c_str());
         QCOMPARE(rawInt(file, "PRAGMA user_version"), 9);
