@@ -20,6 +20,7 @@
 #include <systemd/sd-daemon.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -135,6 +136,12 @@ int run(Config config)
         return 1;
     }
     NodeOps node(config, instances, store->get());
+#ifdef LUTRA_CTLD_FAULT_HOOKS
+    // Only in lutra-ctld-faults, the test build: crash points for the recovery tests and soak.
+    if (const char *text = std::getenv("LUTRA_FAULT_KILL_AFTER_INSTANCES")) {
+        node.setFaultHooks({static_cast<std::size_t>(std::strtoull(text, nullptr, 10))});
+    }
+#endif
     if (auto recovered = node.recoverInterruptedApplies(); !recovered) {
         lutra::log::error(kLog, "recovering interrupted applies: " + recovered.message());
     }

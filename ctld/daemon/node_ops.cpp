@@ -39,17 +39,6 @@ std::chrono::system_clock::time_point deadlineIn(std::chrono::milliseconds timeo
     return std::chrono::system_clock::now() + timeout;
 }
 
-// Fault injection for the crash-atomicity test: LUTRA_FAULT_KILL_AFTER_INSTANCES=N makes ctld
-// kill itself with SIGKILL right after N instances applied a change, the worst moment to die.
-std::size_t faultKillAfterInstances()
-{
-    static const std::size_t count = [] {
-        const char *text = std::getenv("LUTRA_FAULT_KILL_AFTER_INSTANCES");
-        return text == nullptr ? std::size_t{0} : static_cast<std::size_t>(std::atoll(text));
-    }();
-    return count;
-}
-
 bool validJobId(std::string_view job)
 {
     if (job.empty() || job.size() > 255) {
@@ -364,11 +353,19 @@ Result<ChangeResult> NodeOps::change(const ChangeRequest &request)
     if (request.dryRun) {
         return outcome;
     }
+    const bool nothingToDo = std::all_of(outcome.plan.begin(), outcome.plan.end(),
+                                         [](const auto &entry) { return !entry.changed(); });
+    if (request.action == Action::reconcile && nothingToDo) {
+        outcome.applied = true; // already in the desired state: nothing to audit
+        return outcome;
+    }
 
     const PointDraft draft{{Clock::now(), m_config.node, request.principal, request.description},
                            request.action,
                            request.profile};
-    auto historyId = m_store ? m_store->beginApply(draft, journal) : Result<PointId>(0);
+    // An undo of an interrupted point is journaled by that point: its target is fixed.
+    auto historyId =
+        m_store && request.undoes == 0 ? m_store->beginApply(draft, journal) : Result<PointId>(0);
     if (!historyId) {
         return Status(historyId.status().code(), "nothing was changed: cannot record the change: " +
                                                      historyId.status().message());
@@ -377,6 +374,7 @@ Result<ChangeResult> NodeOps::change(const ChangeRequest &request)
 
     std::vector<Change> recorded;
     std::size_t appliedCount = 0;
+    std::size_t changedCount = 0; // instances sent a batch, for the fault hook
     bool failed = false;
     for (const auto &plan : *plans) {
         dv1::SetParamsRequest set;
@@ -427,8 +425,9 @@ Result<ChangeResult> NodeOps::change(const ChangeRequest &request)
             break;
         }
         ++appliedCount;
-        if (faultKillAfterInstances() != 0 && appliedCount == faultKillAfterInstances()) {
-            log::error(kLog, "LUTRA_FAULT_KILL_AFTER_INSTANCES: killing ctld mid-change");
+        if (++changedCount == m_faultHooks.killAfterInstances) {
+            log::error(kLog, "fault hook: killing ctld after " + std::to_string(changedCount) +
+                                 " instance(s) applied");
             ::kill(::getpid(), SIGKILL);
         }
     }
@@ -467,7 +466,21 @@ Result<ChangeResult> NodeOps::change(const ChangeRequest &request)
         ApplyResult result{Clock::now(), failed ? Outcome::error : Outcome::ok,
                            failed ? joinLines(errors) : std::string(), std::move(recorded),
                            std::move(desired)};
-        if (auto done = m_store->finishApply(*historyId, result); !done) {
+        if (request.undoes != 0) {
+            // A failed undo leaves the interrupted point pending: the next start retries it.
+            auto recordedUndo =
+                failed ? m_store->recordPoint(draft, result.outcome, result.error, result.changes)
+                       : m_store->settleInterrupted(
+                             request.undoes, draft, result,
+                             "interrupted by a crash of ctld; the node was restored");
+            if (!recordedUndo) {
+                outcome.applied = false;
+                outcome.errors.push_back("the undo was made but not recorded: " +
+                                         recordedUndo.status().message());
+            } else {
+                outcome.historyId = static_cast<std::uint64_t>(*recordedUndo);
+            }
+        } else if (auto done = m_store->finishApply(*historyId, result); !done) {
             log::error(kLog, "history point " + std::to_string(*historyId) +
                                  " could not be completed: " + done.message());
             outcome.errors.push_back("the change was made but not recorded: " + done.message());
@@ -642,6 +655,8 @@ void NodeOps::reconcile(const std::shared_ptr<const Connection> &connection, boo
     } else if (!outcome->applied) {
         log::error(kLog, "reconcile of " + connection->info.id +
                              " failed: " + joinLines(outcome->errors));
+    } else if (outcome->historyId == 0) {
+        log::info(kLog, connection->info.id + " already has the desired parameters");
     } else {
         log::info(kLog, "reconciled " + connection->info.id + " (history point " +
                             std::to_string(outcome->historyId) + ")");
@@ -657,6 +672,8 @@ Status NodeOps::recoverInterruptedApplies()
     if (!pending) {
         return pending.status();
     }
+    // Newest first, each undo committed with the abort of the point it undoes: any number of
+    // crashes during recovery leaves the same pending points, so the next start does the same.
     for (const auto &interrupted : *pending) {
         ChangeRequest request;
         const auto id = std::to_string(interrupted.point.id);
@@ -664,31 +681,27 @@ Status NodeOps::recoverInterruptedApplies()
         request.action = Action::rollback;
         request.description = "undo point " + id + ", interrupted by a crash of ctld";
         request.allowUnmatched = true;
+        request.undoes = interrupted.point.id;
         for (const auto &planned : interrupted.planned) {
             request.targets.push_back(
                 {planned.instance, planned.param, planned.oldValue, "history " + id});
         }
         Status result;
-        if (!request.targets.empty()) {
-            auto outcome = change(request);
-            if (!outcome) {
-                result = outcome.status();
-            } else if (!outcome->applied) {
-                result = {Errc::internal, joinLines(outcome->errors)};
-            }
+        if (request.targets.empty()) {
+            result = m_store->finishApply(interrupted.point.id,
+                                          {Clock::now(),
+                                           Outcome::aborted,
+                                           "interrupted by a crash of ctld; nothing was changed",
+                                           {},
+                                           {}});
+        } else if (auto outcome = change(request); !outcome) {
+            result = outcome.status();
+        } else if (!outcome->applied) {
+            result = {Errc::internal, joinLines(outcome->errors)};
         }
         if (!result.ok()) {
             log::error(kLog, "could not undo point " + id + ": " + result.message());
             continue; // kept pending: retried at the next start
-        }
-        ApplyResult aborted{Clock::now(),
-                            Outcome::aborted,
-                            "interrupted by a crash of ctld; "
-                            "the node was restored",
-                            {},
-                            {}};
-        if (auto marked = m_store->finishApply(interrupted.point.id, aborted); !marked) {
-            return marked;
         }
         log::info(kLog, "undid point " + id + ", interrupted by a crash of ctld");
     }

@@ -39,6 +39,15 @@ struct ChangeRequest {
     // otherwise each pattern must match somewhere on the node.
     bool allowUnmatched = false;
     std::string instanceGlob; // restricts the instances considered (empty: all)
+    // Recovery: the pending point this change undoes. It gets no journal of its own and is
+    // recorded together with that point's abort (Store::settleInterrupted).
+    PointId undoes = 0;
+};
+
+// Test-only crash points; lutra-ctld never sets them (only the lutra-ctld-faults test binary
+// reads them from its environment), so a production daemon cannot be made to kill itself.
+struct FaultHooks {
+    std::size_t killAfterInstances = 0; // SIGKILL once this many instances applied a change
 };
 
 struct ChangeResult {
@@ -54,6 +63,7 @@ public:
     NodeOps(const Config &config, Instances &instances, Store *store);
 
     const Config &config() const noexcept { return m_config; }
+    void setFaultHooks(const FaultHooks &hooks) { m_faultHooks = hooks; }
 
     Result<std::vector<ctl::v1::InstanceSpecs>> listParams(const std::string &pattern,
                                                            const std::string &instanceGlob);
@@ -92,6 +102,7 @@ private:
     const Config &m_config;
     Instances &m_instances;
     Store *m_store;
+    FaultHooks m_faultHooks;
     std::mutex m_changeMutex; // one change at a time per node
     mutable std::mutex m_flushMetricsMutex;
     metrics::DurationHistogram m_flushDurations = metrics::DurationHistogram::withDefaultBounds();

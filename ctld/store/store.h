@@ -87,8 +87,16 @@ public:
     // Records the outcome, the per-parameter results (replacing the plan) and the desired-state
     // update in one transaction. The point must be pending; the outcome must not be.
     Status finishApply(PointId point, const ApplyResult &result);
-    // Points begun and never finished (ctld died in between), oldest first.
+    // Points begun and never finished (ctld died in between), newest first: undoing them in
+    // this order unwinds them like a stack, whatever mix of changes and undos was interrupted.
     Result<std::vector<PendingApply>> pendingApplies() const;
+    // Settles a pending point whose changes were undone after a crash, in one transaction: the
+    // undo is recorded as a finished point (`undo`, `result`) and `interrupted` becomes aborted
+    // with `note`. The undo has no journal of its own (its target, the interrupted point's old
+    // values, is in the interrupted point's journal), so a crash before this commit leaves only
+    // the interrupted point pending and the next start repeats the same undo.
+    Result<PointId> settleInterrupted(PointId interrupted, const PointDraft &undo,
+                                      const ApplyResult &result, std::string_view note);
 
     // A mutation that needs no journal, recorded in one transaction with its changes and the
     // desired-state update: e.g. desired parameters edited with no live process to apply to.

@@ -183,7 +183,7 @@ Result<std::vector<PendingApply>> Store::pendingApplies() const
     return read("list pending applies", [](sqlite::Connection &db) -> Result<Pending> {
         auto statement = db.prepare("SELECT " + std::string(detail::kPointColumns) +
                                     " FROM history_points p WHERE p.outcome = 'pending' "
-                                    "ORDER BY p.id");
+                                    "ORDER BY p.id DESC");
         if (!statement.ok()) {
             return statement.status();
         }
@@ -209,6 +209,60 @@ Result<std::vector<PendingApply>> Store::pendingApplies() const
             }
         }
         return pending;
+    });
+}
+
+Result<PointId> Store::settleInterrupted(PointId interrupted, const PointDraft &undo,
+                                         const ApplyResult &result, std::string_view note)
+{
+    const std::string operation = "settle interrupted history point " + std::to_string(interrupted);
+    Status status = checkDraft(undo);
+    if (status.ok()) {
+        status = checkFinalOutcome(result.outcome);
+    }
+    if (status.ok()) {
+        status = checkField("error", result.error, false);
+    }
+    if (status.ok()) {
+        status = checkField("note", note, false);
+    }
+    if (status.ok()) {
+        status = checkChanges(result.changes);
+    }
+    if (!status.ok()) {
+        return failure(operation, status);
+    }
+    return write(operation, [&](sqlite::Connection &db) -> Result<PointId> {
+        auto select = db.queryRow("SELECT outcome FROM history_points WHERE id = ?1",
+                                  detail::noSuchPoint(), interrupted);
+        if (!select.ok()) {
+            return select.status();
+        }
+        const std::string outcome = select->columnText(0);
+        select->reset();
+        if (outcome != outcomeName(Outcome::pending)) {
+            return Status(Errc::failed_precondition,
+                          "the point is not pending (its outcome is " + outcome + ")");
+        }
+        auto point = insertPoint(undo, result.outcome, result.error, true);
+        if (!point.ok()) {
+            return point.status();
+        }
+        Status written = insertChanges(*point, result.changes);
+        if (written.ok()) {
+            written = db.run("UPDATE history_changes SET outcome = ?2 WHERE point_id = ?1",
+                             interrupted, changeOutcomeName(ChangeOutcome::reverted));
+        }
+        if (written.ok()) {
+            written =
+                db.run("UPDATE history_points SET outcome = ?2, error = ?3, finished_ns = ?4 "
+                       "WHERE id = ?1",
+                       interrupted, outcomeName(Outcome::aborted), note, toNs(result.finished));
+        }
+        if (!written.ok()) {
+            return written;
+        }
+        return point;
     });
 }
 

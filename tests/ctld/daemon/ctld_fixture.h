@@ -111,7 +111,8 @@ private:
 class CtldProcess {
 public:
     CtldProcess(const QString &runDir, const QString &configText,
-                const QString &configName = "ctld.yaml", const QStringList &extraEnvironment = {})
+                const QString &configName = "ctld.yaml", const QStringList &extraEnvironment = {},
+                const QString &program = QStringLiteral(LUTRA_CTLD_BIN))
     {
         m_config = runDir + "/" + configName;
         std::ofstream(m_config.toStdString()) << configText.toStdString();
@@ -121,7 +122,7 @@ public:
         }
         dieWithParent(m_process);
         m_process.setProcessEnvironment(environment);
-        m_process.start(QStringLiteral(LUTRA_CTLD_BIN), {"--config", m_config});
+        m_process.start(program, {"--config", m_config});
     }
     ~CtldProcess() { stop(); }
 

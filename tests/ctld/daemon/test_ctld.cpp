@@ -1,6 +1,7 @@
 // lutra-ctld as a real process managing two real lutra-bench --loop processes (each with its own
 // lutra-targets), driven through lutractl and through the gRPC API, with a real SQLite file.
 #include "ctld_fixture.h"
+#include "ctld_node.h"
 #include "lutra/ctl/v1/ctl.grpc.pb.h"
 #include "lutra/datapath/v1/control.grpc.pb.h"
 
@@ -17,48 +18,6 @@
 #include <future>
 
 using namespace lutra::test;
-
-namespace {
-
-QString ctldConfig(const QString &dir, const QString &extra = {})
-{
-    return QString("node: testnode\n"
-                   "labels: {rack: r7}\n"
-                   "listen: 127.0.0.1:0\n"
-                   "metrics_listen: 127.0.0.1:0\n"
-                   "run_dir: %1/run\n"
-                   "db: %1/ctld.db\n"
-                   "profiles_dir: %2\n"
-                   "sample_interval: 1s\n"
-                   "poll_interval: 200ms\n")
-               .arg(dir, QStringLiteral(LUTRA_PROFILES_DIR)) +
-           extra;
-}
-
-// One parameter of one datapath process, read straight from its control socket.
-std::string datapathValue(const QString &runDir, const std::string &instance,
-                          const std::string &name)
-{
-    auto stub = lutra::datapath::v1::DatapathControl::NewStub(
-        grpc::CreateChannel("unix:" + runDir.toStdString() + "/" + instance + ".sock",
-                            grpc::InsecureChannelCredentials()));
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    lutra::datapath::v1::GetParamsRequest request;
-    request.add_patterns(name);
-    lutra::datapath::v1::GetParamsReply reply;
-    if (!stub->GetParams(&context, request, &reply).ok() || reply.values_size() != 1) {
-        return "<unreachable>";
-    }
-    return reply.values(0).value();
-}
-
-QJsonObject jsonOf(const CommandResult &result)
-{
-    return QJsonDocument::fromJson(result.out.toUtf8()).object();
-}
-
-} // namespace
 
 class TestCtld : public QObject {
     Q_OBJECT
@@ -275,37 +234,6 @@ private slots:
             qPrintable(big.out));
         QCOMPARE(lutractl({"get_param", "-n", "llite.*.max_read_ahead_mb"}).out,
                  QString("64\n64\n"));
-        QCOMPARE(ctld->stop(), 0);
-    }
-
-    void applyInterruptedByKill9IsUndoneAtRestart()
-    {
-        const std::string name = "llite.bench.max_read_ahead_mb";
-        QCOMPARE(datapathValue(m_runDir, "bench-a", name), std::string("64"));
-        {
-            // ctld kills itself with SIGKILL once the first instance applied the change.
-            auto ctld = startCtld({}, {"LUTRA_FAULT_KILL_AFTER_INSTANCES=1"});
-            QVERIFY(ctld);
-            const QString file = m_dir.path() + "/half.yaml";
-            std::ofstream(file.toStdString()) << "name: half\nparams:\n"
-                                                 "  llite.*.max_read_ahead_mb: 40\n";
-            auto apply = lutractl({"apply", "--file", file});
-            QVERIFY(apply.exitCode != 0);
-            QVERIFY(ctld->process().waitForFinished(10000));
-            QCOMPARE(ctld->process().exitStatus(), QProcess::CrashExit);
-            // The node is half-changed now: exactly what must not survive a restart.
-            QCOMPARE(datapathValue(m_runDir, "bench-a", name), std::string("40"));
-            QCOMPARE(datapathValue(m_runDir, "bench-b", name), std::string("64"));
-        }
-        ::unlink((m_runDir + "/ctld.sock").toLocal8Bit().constData());
-        auto ctld = startCtld();
-        QVERIFY(ctld);
-        QCOMPARE(datapathValue(m_runDir, "bench-a", name), std::string("64"));
-        QCOMPARE(datapathValue(m_runDir, "bench-b", name), std::string("64"));
-        auto history = lutractl({"history"});
-        QVERIFY2(history.out.contains("aborted") &&
-                     history.out.contains("interrupted by a crash of ctld"),
-                 qPrintable(history.out));
         QCOMPARE(ctld->stop(), 0);
     }
 
