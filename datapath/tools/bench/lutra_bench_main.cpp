@@ -1,5 +1,6 @@
 // lutra-bench: lutra measured against a baseline in the same run, reported as ratios.
 #include "bench_control_plane.h"
+#include "bench_history_year.h"
 #include "bench_loop.h"
 #include "bench_modes.h"
 
@@ -156,6 +157,9 @@ int main(int argc, char **argv)
         ->capture_default_str()
         ->check(CLI::Range(1u, 10000u));
 
+    HistoryYearOptions historyYear;
+    auto *historyYearMode = addHistoryYearMode(app, historyYear);
+
     CLI11_PARSE(app, argc, argv);
     if (!options.rawBaseline.empty() && options.target.empty()) {
         std::fprintf(stderr, "lutra-bench: --raw-baseline needs --target\n");
@@ -183,6 +187,9 @@ int main(int argc, char **argv)
         }
         if (*fanoutMode) {
             return runFanoutBench(options, fanout);
+        }
+        if (*historyYearMode) {
+            return runHistoryYearBench(options, historyYear);
         }
         if (*flushMode) {
             return runFlushBench(options, flush);
