@@ -10,7 +10,9 @@ base=$(basename "$program")
 export PATH="$dir:$PATH" QT_QPA_PLATFORM=offscreen
 include=$(mktemp)
 trap 'rm -f "$include"' EXIT
+include_args=()
 if [[ $base == lutractl ]]; then
+  include_args=(--include="$include")
   echo "[COMMANDS]" >>"$include"
   # Command names: the indented words under "Subcommands:" of lutractl --help.
   for command in $("$base" --help | sed -n '/^Subcommands:/,/^$/s/^  \([a-z_-]\+\) .*/\1/p'); do
@@ -22,4 +24,5 @@ if [[ $base == lutractl ]]; then
 fi
 mkdir -p "$(dirname "$out")"
 help2man --no-info --section="$section" --version-string="$version" --name="$name" \
-  --source="lutra $version" --include="$include" "$base" | gzip -9n >"$out"
+  --source="lutra $version" "${include_args[@]}" "$base" | gzip -9n >"$out.tmp"
+mv "$out.tmp" "$out"
