@@ -17,7 +17,8 @@ struct FanoutBenchOptions {
     unsigned rounds = 10; // lutractl runs per node count
 };
 // `lutractl -H <nodes> flush --job` end to end (process start included, as in a Slurm epilog)
-// for 1, 2, 4 ... nodes: p50/p99 and how they grow with the node count.
+// for 1, 2, 4 ... nodes: n, p50, max (p90/p99 once there are enough rounds) and how they grow
+// with the node count.
 Result<Report> runFanoutBench(const BenchOptions &options, const FanoutBenchOptions &fanout);
 
 } // namespace lutra::tools
