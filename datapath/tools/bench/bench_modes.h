@@ -9,7 +9,8 @@ struct RpcBenchOptions {
     unsigned objectMb = 64;            // object read by the bulk measurement
     std::string transport = "tcp";     // plugin of the spawned target
     std::string address = "127.0.0.1"; // where the spawned target listens (verbs: an RDMA address)
-    double ibWriteBwMiBps = 0;         // ib_write_bw on the same device, same run: vs_ib_write_bw
+    std::string ibDevice;              // verbs: ib_write_bw's -d (empty: its first device)
+    int ibGidIndex = 1;                // verbs: ib_write_bw's -x (RoCE v2 over IPv4 on rxe)
 };
 // Small-RPC rate and bulk read bandwidth over the transport plugin, against raw TCP echo and
 // raw TCP streaming between the same two processes.

@@ -1,6 +1,7 @@
 // lutra-bench rpc: what the transport costs over raw TCP between the same two processes.
 #include "bench_modes.h"
 #include "client/rpc_session.h"
+#include "ib_write_bw.h"
 #include "raw_client.h"
 #include "target/raw_baseline.h"
 #include "target_process.h"
@@ -148,13 +149,30 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     report.results["bulk_read_checksums_MBps"] = rounded(checkedReads.megabytesPerSecond());
     report.ratios["checksums_vs_off"] =
         rounded(checkedReads.megabytesPerSecond() / reads.megabytesPerSecond());
-    if (rpc.ibWriteBwMiBps > 0) {
-        // The device's own ceiling, measured by perftest on the same device in the same run.
-        const double ibWriteBw = rpc.ibWriteBwMiBps * 1.048576;
-        report.results["ib_write_bw_MBps"] = rounded(ibWriteBw);
-        report.ratios["vs_ib_write_bw"] = rounded(reads.megabytesPerSecond() / ibWriteBw);
-    }
     transport->transport->deregisterMemory(*region);
+    if (rpc.transport == "verbs") {
+        if (!options.target.empty()) {
+            report.notes.push_back("a running target's device is not this host's: "
+                                   "vs_ib_write_bw needs the spawned target");
+        } else {
+            // The device's own ceiling, measured by perftest on the same device in this run.
+            IbWriteBwOptions perftest;
+            perftest.device = rpc.ibDevice;
+            perftest.address = rpc.address;
+            perftest.gidIndex = rpc.ibGidIndex;
+            auto miBps = measureIbWriteBw(perftest);
+            if (!miBps) {
+                return miBps.status().withContext("ib_write_bw, the verbs baseline");
+            }
+            const double ibWriteBw = *miBps * 1.048576; // perftest's MB is MiB
+            report.params["ib_write_bw"] =
+                "-s " + std::to_string(perftest.bytes) + " -n " +
+                std::to_string(perftest.iterations) + " on " +
+                (rpc.ibDevice.empty() ? "the first device" : rpc.ibDevice);
+            report.results["ib_write_bw_MBps"] = rounded(ibWriteBw);
+            report.ratios["vs_ib_write_bw"] = rounded(reads.megabytesPerSecond() / ibWriteBw);
+        }
+    }
 
     if (rawUri.empty()) {
         report.notes.push_back("no raw baseline endpoint (--raw-baseline): ratios vs raw TCP "

@@ -54,10 +54,12 @@ int main(int argc, char **argv)
                      "IPv4 address the spawned target listens on (verbs: one of an RDMA device)")
         ->capture_default_str();
     rpcMode
-        ->add_option("--ib-write-bw", rpc.ibWriteBwMiBps,
-                     "ib_write_bw's 'BW average[MB/sec]' (perftest MB = MiB) on the same device "
-                     "in the same run: reported as the ratio vs_ib_write_bw")
-        ->check(CLI::PositiveNumber);
+        ->add_option("--ib-device", rpc.ibDevice,
+                     "verbs: RDMA device for the baseline, ib_write_bw run by lutra-bench in the "
+                     "same run (ratio vs_ib_write_bw; default: its first device)");
+    rpcMode->add_option("--ib-gid-index", rpc.ibGidIndex, "verbs: ib_write_bw's GID index (-x)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 255));
 
     CommitBenchOptions commit;
     auto *commitMode = app.add_subcommand(
