@@ -781,8 +781,12 @@ Result<Engine::CleanupReport> Engine::cleanup(std::string_view job)
     const cache::ReleaseCounts released = job.empty() ? cache.releaseAll() : cache.releaseJob(tag);
     report.pagesDropped += released.dropped;
     if (released.dirty != 0) {
-        report.errors.push_back(std::to_string(released.dirty) +
-                                " dirty pages could not be written back; kept for a retry");
+        // Pages dirtied while the flush ran (the job still writing) or whose write-back failed
+        // (already in the errors above): kept, not lost, and not an error of this flush.
+        log::info("llite." + options.fsName,
+                  std::to_string(released.dirty) +
+                      " dirty pages stay cached after the flush (written after it began or "
+                      "kept for a retry)");
     }
     return report;
 }

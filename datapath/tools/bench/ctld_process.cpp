@@ -61,6 +61,9 @@ Result<std::unique_ptr<CtldProcess>> CtldProcess::spawn(const Options &options)
     process->m_pid = pid;
     process->m_stdout = pipeFds[0];
     process->m_socket = options.runDir + "/ctld.sock";
+    if (!options.waitForReady) {
+        return process;
+    }
 
     // "lutra-ctld: ready node=... grpc=127.0.0.1:PORT unix=..."
     std::string output;
@@ -88,21 +91,39 @@ Result<std::unique_ptr<CtldProcess>> CtldProcess::spawn(const Options &options)
     return process;
 }
 
-CtldProcess::~CtldProcess()
+Result<int> CtldProcess::stop(int signal, std::chrono::milliseconds timeout)
+{
+    if (m_pid <= 0) {
+        return Status(Errc::failed_precondition, "lutra-ctld is not running");
+    }
+    ::kill(m_pid, signal);
+    ::kill(m_pid, SIGCONT); // a stopped process acts on SIGTERM only once continued
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        int status = 0;
+        if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
+            m_pid = -1;
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return Status(Errc::timeout, "lutra-ctld did not exit within " +
+                                             std::to_string(timeout.count()) + " ms");
+        }
+        ::usleep(2000);
+    }
+}
+
+void CtldProcess::signal(int signal) const noexcept
 {
     if (m_pid > 0) {
-        ::kill(m_pid, SIGTERM);
-        for (int i = 0; i < 1000; ++i) {
-            if (::waitpid(m_pid, nullptr, WNOHANG) == m_pid) {
-                m_pid = -1;
-                break;
-            }
-            ::usleep(10'000);
-        }
-        if (m_pid > 0) {
-            ::kill(m_pid, SIGKILL);
-            ::waitpid(m_pid, nullptr, 0);
-        }
+        ::kill(m_pid, signal);
+    }
+}
+
+CtldProcess::~CtldProcess()
+{
+    if (m_pid > 0 && !stop(SIGTERM).ok()) {
+        (void)stop(SIGKILL);
     }
     if (m_stdout >= 0) {
         ::close(m_stdout);

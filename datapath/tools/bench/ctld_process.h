@@ -20,6 +20,7 @@ public:
         std::string db;        // its SQLite file
         std::string tokenFile; // an admin token for TCP callers ("" for none)
         std::chrono::milliseconds startTimeout{30000};
+        bool waitForReady = true; // false: return once started (to kill it while it starts)
     };
 
     static Result<std::unique_ptr<CtldProcess>> spawn(const Options &options);
@@ -30,6 +31,13 @@ public:
 
     const std::string &grpcAddress() const noexcept { return m_grpc; } // 127.0.0.1:port
     const std::string &socket() const noexcept { return m_socket; }
+    pid_t pid() const noexcept { return m_pid; }
+
+    // Sends `signal` and waits up to `timeout` for the exit (the fault soak's kill -9); returns
+    // the exit code (128 + signal number when killed by one).
+    Result<int> stop(int signal, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    // Sends `signal` without waiting (SIGSTOP / SIGCONT).
+    void signal(int signal) const noexcept;
 
     // lutra-ctld / lutractl built or installed next to the running program.
     static std::string siblingBinary(const std::string &name);

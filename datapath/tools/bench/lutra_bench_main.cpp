@@ -3,6 +3,7 @@
 #include "bench_history_year.h"
 #include "bench_loop.h"
 #include "bench_modes.h"
+#include "bench_soak.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -159,6 +160,20 @@ int main(int argc, char **argv)
         ->capture_default_str()
         ->check(CLI::Range(1u, 10000u));
 
+    SoakOptions soak;
+    auto *soakMode = app.add_subcommand(
+        "soak", "fault soak: kill -9 / SIGSTOP real processes mid-operation and verify that "
+                "nothing acknowledged is lost and no node is half-changed");
+    soakMode->add_option("--cycles", soak.cycles, "cycles of each kind")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 100000u));
+    soakMode->add_option("--seed", soak.seed, "random seed (default: from the clock, printed)");
+    soakMode
+        ->add_option("--kinds", soak.kinds,
+                     "kinds to run: target-kill, ctld-kill, job-flush, datapath-restart, "
+                     "node-stop (default: all)")
+        ->delimiter(',');
+
     HistoryYearOptions historyYear;
     auto *historyYearMode = addHistoryYearMode(app, historyYear);
 
@@ -193,6 +208,9 @@ int main(int argc, char **argv)
         if (*historyYearMode) {
             return runHistoryYearBench(options, historyYear);
         }
+        if (*soakMode) {
+            return runSoakBench(options, soak);
+        }
         if (*flushMode) {
             return runFlushBench(options, flush);
         }
@@ -219,5 +237,9 @@ int main(int argc, char **argv)
         return 1;
     }
     report->print(options.json);
+    // The soak fails like a test when it found a violation, so scripts and CI can rely on it.
+    if (report->mode == "soak" && report->results.value("violations", 0u) > 0) {
+        return 1;
+    }
     return 0;
 }
