@@ -2,7 +2,8 @@
 # Stage 2 of the VM guest, run by the initramfs after switch_root into the host's root (read-only
 # 9p under a tmpfs overlay): mounts the results share, brings up eth0 (QEMU user networking) and
 # soft-RoCE rxe0 on it, runs the job and writes its exit status back, then powers off.
-# Kernel command line (arrive as environment variables): lutra_results=<host path of the share>.
+# Kernel command line (arrive as environment variables): lutra_results=<host path of the share>,
+# lutra_shares=<host paths shared at the same path, comma-separated>.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TMPDIR=/tmp LANG=C.UTF-8
 
@@ -19,6 +20,23 @@ poweroff_now() {
   sync
   /bin/busybox poweroff -f
 }
+
+# Shared directories (vm-run --share, the build directory): each its own read-only 9p mount
+# under a tmpfs overlay at its own path, after the tmpfs /tmp above so a build directory under
+# /tmp is there too; writes stay in the guest. Before the results share, which may be inside one.
+IFS=, read -r -a shared <<<"${lutra_shares:-}"
+for i in "${!shared[@]}"; do
+  dir=${shared[$i]}
+  layer=/run/lutra-share$i
+  mkdir -p "$layer/lower" "$layer/upper" "$layer/work" "$dir"
+  if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=524288 "share$i" \
+    "$layer/lower" ||
+    ! mount -t overlay overlay \
+      -o "lowerdir=$layer/lower,upperdir=$layer/upper,workdir=$layer/work" "$dir"; then
+    echo "lutra-vm: cannot mount the shared directory $dir (9p tag share$i)" >/dev/console
+    poweroff_now
+  fi
+done
 
 results=${lutra_results:-}
 if [[ -z "$results" ]]; then

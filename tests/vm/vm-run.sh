@@ -3,8 +3,11 @@
 # 10.0.2.15), the host's root read-only over virtio-9p (every host binary and build tree at the
 # same path), and brings back the job's output and exit status. See README.md.
 #
-#   vm-run.sh [--cache DIR] [--results DIR] [--timeout SECONDS] [--kernel FILE]
+#   vm-run.sh [--cache DIR] [--results DIR] [--timeout SECONDS] [--kernel FILE] [--share DIR]...
 #             (--script FILE | --command 'shell command')
+#
+# --share DIR (and $LUTRA_BUILD_DIR when set): its own 9p mount at the same path in the guest,
+# mounted after the guest's tmpfs /tmp, so a build directory under /tmp is there too.
 #
 # Exit status: the job's, or 125 when the VM could not run the job (printed loudly).
 set -euo pipefail
@@ -16,6 +19,7 @@ timeout_s=900
 kernel=
 job=
 command=
+shares=()
 # QEMU/TCG as measured on this kind of machine; KVM here cannot run a stock kernel.
 accel=${LUTRA_VM_ACCEL:-tcg,thread=multi}
 
@@ -32,6 +36,7 @@ while [[ $# -gt 0 ]]; do
   --kernel) kernel=$2; shift 2 ;;
   --script) job=$2; shift 2 ;;
   --command) command=$2; shift 2 ;;
+  --share) shares+=("$2"); shift 2 ;;
   *) die "unknown argument '$1' (see the usage at the top of $0)" ;;
   esac
 done
@@ -46,6 +51,22 @@ linkage=$(ldd "$busybox" 2>&1 || true)
 if [[ ! -x "$busybox" || "$linkage" != *"not a dynamic executable"* ]]; then
   die "$busybox is not a static busybox (apt-get install busybox-static)"
 fi
+
+# Shared directories: absolute, existing, and a plain path (the kernel command line carries them).
+[[ -n "${LUTRA_BUILD_DIR:-}" ]] && shares+=("$LUTRA_BUILD_DIR")
+share_list=
+share_args=()
+for dir in "${shares[@]}"; do
+  [[ -d "$dir" ]] || die "--share $dir: no such directory"
+  dir=$(cd "$dir" && pwd -P)
+  [[ "$dir" =~ ^/[A-Za-z0-9._/+-]*$ ]] ||
+    die "--share $dir: only letters, digits and ._/+- can go on the guest's kernel command line"
+  [[ ",$share_list," == *",$dir,"* ]] && continue
+  tag=share$((${#share_args[@]} / 4)) # the guest mounts share<i> at the i-th path of the list
+  share_args+=(-fsdev "local,id=$tag,path=$dir,security_model=none,readonly=on,multidevs=remap"
+    -device "virtio-9p-pci,fsdev=$tag,mount_tag=$tag")
+  share_list+=${share_list:+,}$dir
+done
 
 # ---- The kernel: the newest Debian kernel that ships rdma_rxe.
 if [[ -z "$kernel" ]]; then
@@ -143,11 +164,12 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 \
   -nodefaults -no-user-config -no-reboot -display none -monitor none \
   -serial "file:$results/console.log" \
   -kernel "$entry/vmlinux" -initrd "$entry/initramfs.cpio" \
-  -append "console=ttyS0 quiet panic=-1 lutra_stage2=$here/guest-stage2.sh lutra_results=$results" \
+  -append "console=ttyS0 quiet panic=-1 lutra_stage2=$here/guest-stage2.sh lutra_results=$results lutra_shares=$share_list" \
   -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
   -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
   -fsdev "local,id=results,path=$results,security_model=none,multidevs=remap" \
   -device virtio-9p-pci,fsdev=results,mount_tag=results \
+  "${share_args[@]}" \
   -netdev user,id=net0 -device virtio-net-pci,netdev=net0
 qemu_status=$?
 set -e
