@@ -55,6 +55,28 @@ std::vector<std::string> toVector(const google::protobuf::RepeatedPtrField<std::
 
 } // namespace
 
+Status forCaller(const Status &status, const std::string &dbPath)
+{
+    if (status.ok()) {
+        return status;
+    }
+    std::string message = status.message();
+    // The node's file layout is not the caller's business; ctld's own log has the path.
+    for (auto at = message.find(dbPath); !dbPath.empty() && at != std::string::npos;
+         at = message.find(dbPath, at)) {
+        message.replace(at, dbPath.size(), "ctld's database");
+    }
+    // An error quoting a huge input must not become a huge status (oversize metadata).
+    if (message.size() > kMaxErrorBytes) {
+        std::size_t cut = kMaxErrorBytes;
+        while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) {
+            --cut; // not inside a UTF-8 sequence
+        }
+        message = message.substr(0, cut) + "\u2026 (" + std::to_string(message.size()) + " bytes)";
+    }
+    return {status.code(), std::move(message)};
+}
+
 CtlService::CtlService(ServiceParts parts) : m_parts(parts) {}
 
 template <typename Work>
@@ -72,9 +94,9 @@ grpc::ServerUnaryReactor *CtlService::serve(grpc::CallbackServerContext *context
         reactor->Finish({grpc::StatusCode::PERMISSION_DENIED, allowed.message()});
         return reactor;
     }
-    const bool queued =
-        m_parts.pool->submit([reactor, work = std::move(work), who = std::move(*caller)]() mutable {
-            reactor->Finish(toGrpc(work(who)));
+    const bool queued = m_parts.pool->submit(
+        [this, reactor, work = std::move(work), who = std::move(*caller)]() mutable {
+            reactor->Finish(toGrpc(forCaller(work(who), m_parts.config->db.native())));
         });
     if (!queued) {
         reactor->Finish({grpc::StatusCode::RESOURCE_EXHAUSTED,
@@ -152,8 +174,11 @@ grpc::ServerUnaryReactor *CtlService::GetParams(grpc::CallbackServerContext *con
         if (!values) {
             return values.status();
         }
-        for (auto &value : *values) {
+        for (auto &value : values->values) {
             *reply->add_values() = std::move(value);
+        }
+        for (auto &failure : values->failures) {
+            *reply->add_failures() = std::move(failure);
         }
         return Status{};
     });

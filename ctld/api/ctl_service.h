@@ -27,6 +27,11 @@ struct ServiceParts {
 
 grpc::Status toGrpc(const Status &status);
 
+// The most of an error message a caller gets; longer ones end in "… (N bytes)".
+inline constexpr std::size_t kMaxErrorBytes = 1024;
+// A failure as a remote caller sees it: without the database's path, at most kMaxErrorBytes.
+Status forCaller(const Status &status, const std::string &dbPath);
+
 class CtlService final : public ctl::v1::Ctl::CallbackService {
 public:
     explicit CtlService(ServiceParts parts);

@@ -119,6 +119,11 @@ Command getParamCommand(GetOptions options)
             appendValue(result.text, value.name(), value.value(), options.valuesOnly,
                         options.namesOnly);
         }
+        // A partial result: the values that came, and the node fails naming who did not answer.
+        for (const auto &failure : reply.failures()) {
+            result.ok = false;
+            result.error += (result.error.empty() ? "" : "; ") + failure.message();
+        }
         return result;
     };
 }

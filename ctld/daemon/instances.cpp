@@ -253,6 +253,7 @@ void Instances::scan(bool notify)
             }
             m_known[id] = connection->info;
             m_connected[id] = connection;
+            m_lastConnection[id] = connection;
         }
         if (!fresh) {
             continue; // the same incarnation, reconnected
@@ -282,6 +283,19 @@ std::vector<std::shared_ptr<const Connection>> Instances::connected(std::string_
     std::vector<std::shared_ptr<const Connection>> out;
     for (const auto &[id, connection] : m_connected) {
         if (idGlob.empty() || params::matchComponent(idGlob, id)) {
+            out.push_back(connection);
+        }
+    }
+    return out;
+}
+
+std::vector<std::shared_ptr<const Connection>>
+Instances::disconnected(std::string_view idGlob) const
+{
+    std::lock_guard lock(m_mutex);
+    std::vector<std::shared_ptr<const Connection>> out;
+    for (const auto &[id, connection] : m_lastConnection) {
+        if (m_connected.count(id) == 0 && (idGlob.empty() || params::matchComponent(idGlob, id))) {
             out.push_back(connection);
         }
     }

@@ -66,6 +66,9 @@ public:
     std::vector<InstanceInfo> list() const;
     // Connected instances whose id matches the glob (empty: all), in id order.
     std::vector<std::shared_ptr<const Connection>> connected(std::string_view idGlob = {}) const;
+    // Known instances matching the glob that are not connected now, with the schema they had
+    // when last connected (to tell "not connected" from "no such parameter").
+    std::vector<std::shared_ptr<const Connection>> disconnected(std::string_view idGlob = {}) const;
     // A call failed as if the process were gone: drop the connection; the next scan retries.
     void lost(const std::string &id);
     // Re-reads the schema of an instance whose registry changed (a new target, a new mount).
@@ -84,7 +87,8 @@ private:
 
     mutable std::mutex m_mutex;
     std::map<std::string, std::shared_ptr<const Connection>> m_connected;
-    std::map<std::string, InstanceInfo> m_known;    // every id seen, connected or not
+    std::map<std::string, InstanceInfo> m_known; // every id seen, connected or not
+    std::map<std::string, std::shared_ptr<const Connection>> m_lastConnection; // per id seen
     std::map<std::string, std::string> m_lastError; // to log a failure once, not every scan
 
     int m_inotify = -1;

@@ -102,8 +102,31 @@ Result<std::vector<ctl::v1::InstanceSpecs>> NodeOps::listParams(const std::strin
     return out;
 }
 
-Result<std::vector<ctl::v1::InstanceValue>>
-NodeOps::getParams(const std::vector<std::string> &patterns, const std::string &instanceGlob)
+std::vector<std::string> NodeOps::notConnectedMatching(const params::Glob &glob,
+                                                       const std::string &instanceGlob) const
+{
+    std::vector<std::string> ids;
+    for (const auto &connection : m_instances.disconnected(instanceGlob)) {
+        if (std::any_of(connection->specs.begin(), connection->specs.end(),
+                        [&](const params::Spec &spec) { return glob.matches(spec.name); })) {
+            ids.push_back(connection->info.id);
+        }
+    }
+    return ids;
+}
+
+namespace {
+
+std::string notConnectedMessage(const std::string &id)
+{
+    return id + " is not connected (its process is down or not answering; ctld reconnects "
+                "when it is back)";
+}
+
+} // namespace
+
+Result<ParamValues> NodeOps::getParams(const std::vector<std::string> &patterns,
+                                       const std::string &instanceGlob)
 {
     if (patterns.empty()) {
         return Status(Errc::invalid_argument, "give at least one parameter name or glob");
@@ -117,8 +140,13 @@ NodeOps::getParams(const std::vector<std::string> &patterns, const std::string &
         }
         globs.push_back(std::move(*glob));
     }
-    std::vector<ctl::v1::InstanceValue> out;
+    ParamValues out;
     std::vector<bool> matched(patterns.size(), false);
+    auto fail = [&out](const std::string &id, const std::string &message) {
+        auto &failure = out.failures.emplace_back();
+        failure.set_instance(id);
+        failure.set_message(message);
+    };
     for (const auto &connection : m_instances.connected(instanceGlob)) {
         dv1::GetParamsRequest request;
         for (std::size_t i = 0; i < globs.size(); ++i) {
@@ -138,15 +166,29 @@ NodeOps::getParams(const std::vector<std::string> &patterns, const std::string &
         dv1::GetParamsReply reply;
         const auto status = connection->stub->GetParams(&context, request, &reply);
         if (!status.ok()) {
+            // One instance that does not answer must not hide the others' values.
             m_instances.lost(connection->info.id);
-            return Status(Errc::unavailable,
-                          connection->info.id + " did not answer: " + status.error_message());
+            fail(connection->info.id,
+                 connection->info.id + " did not answer: " + status.error_message());
+            continue;
         }
         for (const auto &value : reply.values()) {
-            auto *wire = &out.emplace_back();
+            auto *wire = &out.values.emplace_back();
             wire->set_instance(connection->info.id);
             wire->set_name(value.name());
             wire->set_value(value.value());
+        }
+    }
+    std::set<std::string> named; // each instance is named once
+    for (const auto &failure : out.failures) {
+        named.insert(failure.instance());
+    }
+    for (std::size_t i = 0; i < globs.size(); ++i) {
+        for (const auto &id : notConnectedMatching(globs[i], instanceGlob)) {
+            matched[i] = true;
+            if (named.insert(id).second) {
+                fail(id, notConnectedMessage(id));
+            }
         }
     }
     std::vector<std::string> missing;
@@ -157,6 +199,13 @@ NodeOps::getParams(const std::vector<std::string> &patterns, const std::string &
     }
     if (!missing.empty()) {
         return Status(Errc::not_found, joinLines(missing));
+    }
+    if (out.values.empty() && !out.failures.empty()) {
+        std::vector<std::string> messages;
+        for (const auto &failure : out.failures) {
+            messages.push_back(failure.message());
+        }
+        return Status(Errc::unavailable, joinLines(messages));
     }
     return out;
 }
@@ -177,6 +226,13 @@ Result<std::vector<NodeOps::InstancePlan>> NodeOps::plan(const ChangeRequest &re
         return Status(Errc::invalid_argument, joinLines(*errors));
     }
     const auto connections = m_instances.connected(request.instanceGlob);
+    if (connections.empty() && !m_instances.disconnected(request.instanceGlob).empty()) {
+        std::vector<std::string> messages;
+        for (const auto &connection : m_instances.disconnected(request.instanceGlob)) {
+            messages.push_back(notConnectedMessage(connection->info.id));
+        }
+        return Status(Errc::unavailable, "nothing was changed: " + joinLines(messages));
+    }
     if (connections.empty()) {
         return Status(
             Errc::failed_precondition,
@@ -233,6 +289,13 @@ Result<std::vector<NodeOps::InstancePlan>> NodeOps::plan(const ChangeRequest &re
         for (std::size_t t = 0; t < request.targets.size(); ++t) {
             if (!matched[t]) {
                 const auto &target = request.targets[t];
+                const auto down = notConnectedMatching(globs[t], request.instanceGlob);
+                if (!down.empty()) {
+                    errors->push_back(
+                        (target.source.empty() ? std::string() : target.source + ": ") + "'" +
+                        target.pattern + "' cannot be set now: " + notConnectedMessage(down[0]));
+                    continue;
+                }
                 errors->push_back(
                     (target.source.empty() ? std::string() : target.source + ": ") +
                     "no parameter matches '" + target.pattern + "' on " + m_config.node +

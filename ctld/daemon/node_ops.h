@@ -5,6 +5,7 @@
 
 #include <lutra/status.h>
 
+#include "core/params/glob.h"
 #include "ctld/metrics/exposition.h"
 #include "daemon/auth.h"
 #include "daemon/instances.h"
@@ -50,6 +51,12 @@ struct FaultHooks {
     std::size_t killAfterInstances = 0; // SIGKILL once this many instances applied a change
 };
 
+// Values of every instance that answered, and each instance that matched but did not.
+struct ParamValues {
+    std::vector<ctl::v1::InstanceValue> values;
+    std::vector<ctl::v1::InstanceFailure> failures;
+};
+
 struct ChangeResult {
     bool applied = false;
     std::uint64_t historyId = 0;
@@ -67,8 +74,10 @@ public:
 
     Result<std::vector<ctl::v1::InstanceSpecs>> listParams(const std::string &pattern,
                                                            const std::string &instanceGlob);
-    Result<std::vector<ctl::v1::InstanceValue>> getParams(const std::vector<std::string> &patterns,
-                                                          const std::string &instanceGlob);
+    // A partial result when some instances did not answer or are not connected (each named in
+    // `failures`); an error only when no matching instance gave a value.
+    Result<ParamValues> getParams(const std::vector<std::string> &patterns,
+                                  const std::string &instanceGlob);
 
     // Plans the change on every instance (validating every value against the instance's own
     // schema, reading the current values), then applies it instance by instance; when one fails,
@@ -96,6 +105,9 @@ private:
     Result<std::vector<InstancePlan>> plan(const ChangeRequest &request,
                                            std::vector<std::string> *errors);
     Status readCurrent(std::vector<InstancePlan> &plans);
+    // Disconnected instances (within `instanceGlob`) whose last schema matches `glob`.
+    std::vector<std::string> notConnectedMatching(const params::Glob &glob,
+                                                  const std::string &instanceGlob) const;
     Status restore(const std::vector<InstancePlan> &plans, std::size_t count,
                    const std::string &principal, std::vector<std::string> *errors);
 

@@ -105,12 +105,18 @@ profiles::Labels labelsOf(const Config &config)
     return {config.labels.begin(), config.labels.end()};
 }
 
-// The union of the schemas of every connected instance: a profile line must match somewhere.
+// The union of the schemas of every instance (a disconnected one with its last schema): a profile
+// line must match somewhere; one that matches only a disconnected instance is refused by the plan
+// as "not connected", not as an unknown parameter.
 std::vector<params::Spec> nodeSchema(Instances &instances)
 {
     std::vector<params::Spec> schema;
     std::set<std::string> names;
-    for (const auto &connection : instances.connected()) {
+    auto connections = instances.connected();
+    for (auto &connection : instances.disconnected()) {
+        connections.push_back(std::move(connection));
+    }
+    for (const auto &connection : connections) {
         for (const auto &spec : connection->specs) {
             if (names.insert(spec.name).second) {
                 schema.push_back(spec);
