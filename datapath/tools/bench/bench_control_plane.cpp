@@ -241,20 +241,38 @@ Result<Report> runFanoutBench(const BenchOptions & /*options*/, const FanoutBenc
         for (unsigned n = 0; n < count; ++n) {
             hosts += (hosts.empty() ? "" : ",") + nodes[n]->grpcAddress();
         }
-        std::vector<double> times;
-        for (unsigned round = 0; round < fanout.rounds; ++round) {
-            const auto begin = Clock::now();
-            auto exitCode = runAndWait({lutractl, "-H", hosts, "--token-file", tokenFile, "--json",
-                                        "flush", "--job", "bench.fanout"});
-            const double ms =
-                std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
-            if (!exitCode || *exitCode != 0) {
-                return Status(Errc::internal, "lutractl flush over " + std::to_string(count) +
-                                                  " nodes failed (exit " +
-                                                  std::to_string(exitCode ? *exitCode : -1) + ")");
+        // lutractl end to end (process start included, as in an epilog) for one command line.
+        const auto timeRounds = [&](const std::vector<std::string> &command,
+                                    const char *what) -> Result<std::vector<double>> {
+            std::vector<double> times;
+            std::vector<std::string> argv = {lutractl,       "-H",      hosts,
+                                             "--token-file", tokenFile, "--json"};
+            argv.insert(argv.end(), command.begin(), command.end());
+            for (unsigned round = 0; round < fanout.rounds; ++round) {
+                const auto begin = Clock::now();
+                auto exitCode = runAndWait(argv);
+                const double ms =
+                    std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
+                if (!exitCode || *exitCode != 0) {
+                    return Status(Errc::internal,
+                                  std::string("lutractl ") + what + " over " +
+                                      std::to_string(count) + " nodes failed (exit " +
+                                      std::to_string(exitCode ? *exitCode : -1) + ")");
+                }
+                times.push_back(ms);
             }
-            times.push_back(ms);
+            return times;
+        };
+        auto flushTimes = timeRounds({"flush", "--job", "bench.fanout"}, "flush");
+        if (!flushTimes) {
+            return flushTimes.status();
         }
+        auto getTimes = timeRounds({"get_param", "obdfilter.*.brw_size"}, "get_param");
+        if (!getTimes) {
+            return getTimes.status();
+        }
+        const auto &times = *flushTimes;
+        report.results["get_param_nodes_" + std::to_string(count)] = latencySummary(*getTimes);
         const double p50 = percentile(times, 0.5);
         report.results["nodes_" + std::to_string(count)] = latencySummary(times);
         if (count == 1) {

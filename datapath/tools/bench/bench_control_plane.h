@@ -16,9 +16,9 @@ struct FanoutBenchOptions {
     unsigned nodes = 16;  // lutra-ctld processes on loopback, each with one lutra-target
     unsigned rounds = 10; // lutractl runs per node count
 };
-// `lutractl -H <nodes> flush --job` end to end (process start included, as in a Slurm epilog)
-// for 1, 2, 4 ... nodes: n, p50, max (p90/p99 once there are enough rounds) and how they grow
-// with the node count.
+// `lutractl -H <nodes> flush --job` and `get_param` end to end (process start included, as in a
+// Slurm epilog) for 1, 2, 4 ... nodes: n, p50, max (p90/p99 once there are enough rounds) and how
+// they grow with the node count.
 Result<Report> runFanoutBench(const BenchOptions &options, const FanoutBenchOptions &fanout);
 
 } // namespace lutra::tools
