@@ -218,6 +218,11 @@ changed=$(diff "$root/etc/lutra/ctld.yaml" "$work/ctld.yaml" | grep -c '^>' || t
 ((changed == 5)) ||
   fail "the test could not adjust the 5 paths and ports of /etc/lutra/ctld.yaml"
 to_test_config() { sed "s|/etc/lutra/ctld.yaml|$work/ctld.yaml|"; }
+# Type=notify: systemd waits for READY=1, so lutra-ctld must call sd_notify (libsystemd).
+grep -q '^Type=notify$' "$unit_dir/lutra-ctld.service" ||
+  fail "lutra-ctld.service is not Type=notify"
+grep -qw sd_notify <<<"$(nm -D --undefined-only "$root/usr/sbin/lutra-ctld")" ||
+  fail "lutra-ctld.service is Type=notify but lutra-ctld does not call sd_notify"
 ctld_check=$(unit_command lutra-ctld.service ExecStartPre | to_test_config)
 ctld_command=$(unit_command lutra-ctld.service ExecStart | to_test_config)
 echo "$ctld_check"
