@@ -34,8 +34,10 @@ namespace {
 
 constexpr auto kWait = 5s; // upper bound for anything that should happen "soon"
 
-// The plugins under test. A plugin that says it is not implemented here is skipped; one that
-// cannot start (no RDMA device) fails.
+// The plugins under test (LUTRA_CONFORMANCE_TRANSPORTS, default tcp). Every case runs against
+// each; a plugin that answers `unimplemented` or cannot start (no RDMA device) fails every case:
+// a plugin this machine cannot run is left out of the list by name (verbs runs in the soft-RoCE
+// VM, tests/vm), never skipped into a green run.
 std::vector<std::string> plugins()
 {
     const char *env = std::getenv("LUTRA_CONFORMANCE_TRANSPORTS");
@@ -274,7 +276,9 @@ private slots:
         options.connectTimeout = 2000ms;
         auto server = m_loader->create(m_plugin, options);
         if (!server.ok() && server.status().code() == Errc::unimplemented) {
-            QSKIP(server.status().toString().c_str());
+            QFAIL(("plugin '" + m_plugin + "' answers unimplemented, so this case checked " +
+                   "nothing: " + server.status().toString())
+                      .c_str());
         }
         QVERIFY2(server.ok(), server.status().toString().c_str());
         auto client = m_loader->create(m_plugin, options);
