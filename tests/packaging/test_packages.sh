@@ -232,9 +232,10 @@ echo "$checked"
 grep -qF "(node $(uname -n | cut -d. -f1)," <<<"$checked" ||
   fail "the installed ctld.yaml does not default the node name to the host name"
 echo "$ctld_command"
-eval "$ctld_command" >"$work/ctld.out" 2>"$work/ctld.out.err" &
+eval "exec $ctld_command" >"$work/ctld.out" 2>"$work/ctld.out.err" &
 pids+=($!)
-wait_line "$work/ctld.out" "ready" "${pids[-1]}"
+ctld_pid=${pids[-1]}
+wait_line "$work/ctld.out" "ready" "$ctld_pid"
 
 step "lutractl get_param through lutra-ctld"
 lutractl=("$root/usr/bin/lutractl" --socket "$run/ctld.sock")
@@ -265,6 +266,18 @@ echo "get_param obdfilter.ost0.b<TAB>: $names"
 grep -qx obdfilter.ost0.brw_size <<<"$names" || fail "completing parameter names from list_param"
 names=$(complete_line "$lutractl_path --socket $run/ctld.sock set_param obdfilter.ost0.brw")
 grep -qx obdfilter.ost0.brw_size= <<<"$names" || fail "completing set_param names with '='"
+
+step "stop with SIGTERM (the units' KillSignal)"
+for name in lutra-ctld:$ctld_pid lutra-target:$target_pid; do
+  kill -TERM "${name#*:}"
+  status=0
+  wait "${name#*:}" || status=$?
+  if ((status != 0)); then
+    cat "$work/ctld.out.err" "$work/target.out.err"
+    fail "${name%:*} exited $status on SIGTERM"
+  fi
+  echo "${name%:*} stopped (exit 0)"
+done
 
 step "done"
 echo "packaging test: build ${build_seconds} s (with the lock), checks" \
