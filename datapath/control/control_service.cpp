@@ -106,30 +106,38 @@ void readCounters(const params::Registry &registry, const std::string &pattern,
 }
 
 ControlService::ControlService(ServerOptions options, system_clock::time_point startTime)
-    : m_options(std::move(options)), m_startTime(startTime),
-      m_flushThread([this] { flushWorker(); })
+    : m_options(std::move(options)), m_startTime(startTime)
 {
 }
 
 ControlService::~ControlService()
 {
     stop();
-    m_flushThread.join();
 }
 
 void ControlService::stop()
 {
-    std::deque<FlushWork> abandoned;
-    {
-        std::lock_guard lock(m_flushMutex);
-        m_stopping = true;
-        abandoned.swap(m_flushQueue);
-    }
-    m_flushReady.notify_all();
-    for (auto &work : abandoned) {
-        work.reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "shutting down"));
-    }
+    m_sets.stop();
+    m_flushes.stop();
 }
+
+namespace {
+
+// Answers a call whose work a queue refused.
+grpc::ServerUnaryReactor *refused(grpc::ServerUnaryReactor *reactor, WorkQueue::Push pushed,
+                                  const std::string &call, std::size_t limit)
+{
+    if (pushed == WorkQueue::Push::stopping) {
+        reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "shutting down"));
+    } else {
+        reactor->Finish(
+            grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                         call + ": " + std::to_string(limit) + " already queued; retry later"));
+    }
+    return reactor;
+}
+
+} // namespace
 
 grpc::ServerUnaryReactor *ControlService::Describe(grpc::CallbackServerContext *context,
                                                    const v1::DescribeRequest * /*request*/,
@@ -200,8 +208,22 @@ grpc::ServerUnaryReactor *ControlService::SetParams(grpc::CallbackServerContext 
     for (const auto &assignment : request->assignments()) {
         batch.push_back({assignment.pattern(), assignment.value()});
     }
-    toWire(m_options.registry->set(batch, request->principal()), reply->mutable_result());
-    return finishNow(context);
+    // Off the callback thread: an action such as lru_size=clear writes back and cancels locks,
+    // and its outcome (a failed write-back, with the cancel report) goes into the reply.
+    auto *reactor = context->DefaultReactor();
+    const auto pushed = m_sets.push([this, reactor, reply, batch = std::move(batch),
+                                     principal = request->principal()](bool run) {
+        if (!run) {
+            reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "shutting down"));
+            return;
+        }
+        toWire(m_options.registry->set(batch, principal), reply->mutable_result());
+        reactor->Finish(grpc::Status::OK);
+    });
+    if (pushed != WorkQueue::Push::queued) {
+        return refused(reactor, pushed, "SetParams", kMaxQueuedSets);
+    }
+    return reactor;
 }
 
 grpc::ServerUnaryReactor *ControlService::ReadCounters(grpc::CallbackServerContext *context,
@@ -244,53 +266,32 @@ grpc::ServerUnaryReactor *ControlService::FlushJob(grpc::CallbackServerContext *
     }
     const milliseconds timeout(request->timeout_ms() == 0 ? 30000 : request->timeout_ms());
     auto *reactor = context->DefaultReactor();
-    {
-        std::lock_guard lock(m_flushMutex);
-        if (m_stopping) {
-            reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "shutting down"));
-            return reactor;
-        }
-        if (m_flushQueue.size() >= kMaxQueuedFlushes) {
-            reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                                         "FlushJob: " + std::to_string(kMaxQueuedFlushes) +
-                                             " flushes already queued; retry later"));
-            return reactor;
-        }
-        m_flushQueue.push_back({reactor, request->job_id(), timeout, reply});
-    }
-    m_flushReady.notify_one();
-    return reactor;
-}
-
-void ControlService::flushWorker()
-{
-    for (;;) {
-        FlushWork work;
-        {
-            std::unique_lock lock(m_flushMutex);
-            m_flushReady.wait(lock, [this] { return m_stopping || !m_flushQueue.empty(); });
-            if (m_flushQueue.empty()) {
+    const auto pushed =
+        m_flushes.push([this, reactor, reply, job = request->job_id(), timeout](bool run) {
+            if (!run) {
+                reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "shutting down"));
                 return;
             }
-            work = m_flushQueue.front();
-            m_flushQueue.pop_front();
-        }
-        auto report = m_options.flush(work.jobId, work.timeout);
-        if (!report) {
-            toWire(report.status(), work.reply->mutable_error());
-        } else {
-            auto *wire = work.reply->mutable_report();
-            wire->set_job_id(report->jobId);
-            wire->set_locks_cancelled(report->locksCancelled);
-            wire->set_pages_dropped(report->pagesDropped);
-            wire->set_bytes_written_back(report->bytesWrittenBack);
-            wire->set_duration_us(static_cast<std::uint64_t>(report->duration.count()));
-            for (const auto &error : report->errors) {
-                wire->add_errors(error);
+            auto report = m_options.flush(job, timeout);
+            if (!report) {
+                toWire(report.status(), reply->mutable_error());
+            } else {
+                auto *wire = reply->mutable_report();
+                wire->set_job_id(report->jobId);
+                wire->set_locks_cancelled(report->locksCancelled);
+                wire->set_pages_dropped(report->pagesDropped);
+                wire->set_bytes_written_back(report->bytesWrittenBack);
+                wire->set_duration_us(static_cast<std::uint64_t>(report->duration.count()));
+                for (const auto &error : report->errors) {
+                    wire->add_errors(error);
+                }
             }
-        }
-        work.reactor->Finish(grpc::Status::OK);
+            reactor->Finish(grpc::Status::OK);
+        });
+    if (pushed != WorkQueue::Push::queued) {
+        return refused(reactor, pushed, "FlushJob", kMaxQueuedFlushes);
     }
+    return reactor;
 }
 
 } // namespace lutra::control

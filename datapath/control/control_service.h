@@ -2,12 +2,8 @@
 // lutra.datapath.v1.DatapathControl over a Registry: a thin adapter, the logic is the registry's.
 
 #include "control/control_server.h"
+#include "control/work_queue.h"
 #include "lutra/datapath/v1/control.grpc.pb.h"
-
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <thread>
 
 namespace lutra::control {
 
@@ -19,7 +15,7 @@ public:
     ControlService(const ControlService &) = delete;
     ControlService &operator=(const ControlService &) = delete;
 
-    // Stops taking flush work and fails what is queued; called before the server shuts down.
+    // Stops taking blocking work and fails what is queued; called before the server shuts down.
     void stop();
 
     grpc::ServerUnaryReactor *Describe(grpc::CallbackServerContext *context,
@@ -45,24 +41,20 @@ public:
                                        datapath::v1::FlushJobReply *reply) override;
 
     static constexpr std::size_t kMaxQueuedFlushes = 8;
+    static constexpr std::size_t kMaxQueuedSets = 64;
+    // The threads that run flushes and parameter batches (named so a test can see where an
+    // action ran).
+    static constexpr const char *kFlushThread = "lutra-ctl-flush";
+    static constexpr const char *kSetThread = "lutra-ctl-set";
 
 private:
-    struct FlushWork {
-        grpc::ServerUnaryReactor *reactor;
-        std::string jobId;
-        std::chrono::milliseconds timeout;
-        datapath::v1::FlushJobReply *reply;
-    };
-    void flushWorker();
-
     ServerOptions m_options;
     std::chrono::system_clock::time_point m_startTime;
-
-    std::mutex m_flushMutex;
-    std::condition_variable m_flushReady;
-    std::deque<FlushWork> m_flushQueue;
-    bool m_stopping = false;
-    std::thread m_flushThread;
+    // Batches first: an action (lru_size=clear) writes back and cancels locks, which may take
+    // long; a flush may take minutes. Neither may hold a gRPC callback thread, nor wait for the
+    // other.
+    WorkQueue m_sets{kSetThread, kMaxQueuedSets};
+    WorkQueue m_flushes{kFlushThread, kMaxQueuedFlushes};
 };
 
 // Fills a ReadCountersReply for a pattern (empty: every block).

@@ -1,6 +1,8 @@
 // The datapath control channel over a real gRPC unix socket: describe, schema, get, atomic set,
 // counters (read and streamed), flush, and the socket's life cycle in the run dir.
 #include "control/control_server.h"
+#include "control/control_service.h"
+#include "core/locks/lock_namespace.h"
 #include "core/params/catalog.h"
 #include "lutra/datapath/v1/control.grpc.pb.h"
 
@@ -8,6 +10,7 @@
 #include <QTest>
 
 #include <grpcpp/grpcpp.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -56,6 +59,27 @@ struct Process {
         }
     }
 };
+
+// Grants every enqueue; cancels always succeed (the failure under test is the write-back).
+class GrantingRpc final : public locks::LockRpc {
+public:
+    Result<locks::Grant> enqueue(const engine::ObjectKey &, locks::LockMode mode,
+                                 engine::JobTag) override
+    {
+        return locks::Grant{++m_handle, mode};
+    }
+    Status cancel(const engine::ObjectKey &, locks::RemoteHandle) override { return {}; }
+
+private:
+    std::atomic<locks::RemoteHandle> m_handle{0};
+};
+
+std::string currentThreadName()
+{
+    char name[16] = {};
+    ::pthread_getname_np(::pthread_self(), name, sizeof(name));
+    return name;
+}
 
 std::unique_ptr<v1::DatapathControl::Stub> connectStub(const std::filesystem::path &socket)
 {
@@ -198,6 +222,64 @@ private slots:
         withDeadline(anonymousContext);
         const auto anonymous = m_stub->SetParams(&anonymousContext, bad, &applied);
         QCOMPARE(anonymous.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    }
+
+    void specialValuesRunOffTheCallbackThreadAndReportFailure()
+    {
+        // lru_size=clear of a namespace whose one unused lock cannot be written back.
+        GrantingRpc rpc;
+        locks::LockNamespace ns("ost9", rpc, [](const locks::CancelInfo &) {
+            locks::CancelOutcome outcome;
+            outcome.status = Status(Errc::io_error, "write-back of object 7: disk full");
+            outcome.keep = true;
+            return outcome;
+        });
+        params::ParamGroup group(m_process->registry);
+        QVERIFY(ns.publish(group).ok());
+        {
+            auto lock = ns.acquire({0, 7}, locks::LockMode::PW, 1);
+            QVERIFY(lock.ok());
+        }
+        QCOMPARE(ns.unusedCount(), std::size_t(1));
+        // And an action that notes which thread runs it.
+        std::string actionThread;
+        auto spec = params::catalog::ldlmSpecs("ost8");
+        const auto lruSize = std::find_if(spec.begin(), spec.end(), [](const auto &s) {
+            return params::leafName(s.name) == "lru_size";
+        });
+        QVERIFY(lruSize != spec.end());
+        QVERIFY(group
+                    .add(*lruSize, {[] { return params::Value(std::int64_t{0}); },
+                                    [](const params::Value &) { return Status{}; },
+                                    [&actionThread](std::string_view) {
+                                        actionThread = currentThreadName();
+                                        return Status{};
+                                    }})
+                    .ok());
+
+        grpc::ClientContext context;
+        withDeadline(context);
+        v1::SetParamsRequest request;
+        request.set_principal("test");
+        auto *clear = request.add_assignments();
+        clear->set_pattern("ldlm.namespaces.ost9.lru_size");
+        clear->set_value("clear");
+        v1::SetParamsReply reply;
+        QVERIFY(m_stub->SetParams(&context, request, &reply).ok());
+        QVERIFY(!reply.result().applied());
+        QCOMPARE(reply.result().errors_size(), 1);
+        const std::string message = reply.result().errors(0).message();
+        QVERIFY2(message.find("1 kept because their write-back failed") != std::string::npos &&
+                     message.find("disk full") != std::string::npos,
+                 message.c_str());
+        QCOMPARE(ns.keptCount(), std::size_t(1)); // nothing written is lost to the cancel
+
+        grpc::ClientContext again;
+        withDeadline(again);
+        clear->set_pattern("ldlm.namespaces.ost8.lru_size");
+        QVERIFY(m_stub->SetParams(&again, request, &reply).ok());
+        QVERIFY(reply.result().applied());
+        QCOMPARE(actionThread, std::string(ControlService::kSetThread));
     }
 
     void readCounters()

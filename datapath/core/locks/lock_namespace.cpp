@@ -628,6 +628,22 @@ std::size_t LockNamespace::keptCount() const
     return m_kept.size();
 }
 
+Status clearOutcome(const CancelReport &report)
+{
+    if (report.errors == 0) {
+        return {};
+    }
+    std::string message = "lru_size=clear: " + std::to_string(report.errors) + " lock(s) failed (" +
+                          std::to_string(report.kept) + " kept because their write-back failed); " +
+                          std::to_string(report.locksCancelled) + " cancelled, " +
+                          std::to_string(report.pagesDropped) + " pages dropped, " +
+                          std::to_string(report.bytesWritten) + " bytes written back";
+    for (const auto &error : report.messages) {
+        message += "; " + error;
+    }
+    return {Errc::io_error, message};
+}
+
 Status LockNamespace::publish(params::ParamGroup &group)
 {
     for (params::Spec &spec : params::catalog::ldlmSpecs(m_ns)) {
@@ -638,11 +654,9 @@ Status LockNamespace::publish(params::ParamGroup &group)
             binding.apply = [this](const params::Value &value) {
                 return setLruSize(std::get<std::int64_t>(value));
             };
-            // Synchronous, as with lctl: when set_param returns, the unused locks are gone.
-            binding.action = [this](std::string_view) {
-                (void)clear();
-                return Status{};
-            };
+            // Synchronous, as with lctl: when set_param returns, the unused locks are gone; a
+            // failed write-back or cancel fails the set, with the report, instead of saying ok.
+            binding.action = [this](std::string_view) { return clearOutcome(clear()); };
         } else if (leaf == "lru_max_age") {
             binding.read = [this] { return params::Value(std::int64_t{maxAge().count()}); };
             binding.apply = [this](const params::Value &value) {

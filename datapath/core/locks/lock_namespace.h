@@ -107,6 +107,9 @@ struct CancelReport {
     static constexpr std::size_t kMaxMessages = 16;
 };
 
+// What lru_size=clear answers: ok, or the failures with the whole report (io_error).
+Status clearOutcome(const CancelReport &report);
+
 class LockNamespace;
 
 // A held reference to a granted lock. Destroying it (or release()) makes the lock unused: it
