@@ -47,11 +47,17 @@ private slots:
         std::atomic<bool> stop{false};
         std::atomic<long> badBytes{0};
         std::atomic<long> copiedBytes{0};
+        std::atomic<int> readersWithData{0}; // readers that checked at least one copied byte
         std::atomic<long> filled{0};
+        constexpr int kReaders = 2;
 
         auto writer = [&](unsigned seed) {
             std::mt19937 random(seed);
-            for (int n = 0; n < 20000; ++n) {
+            // Past the 20000 grabs, go on until every reader has checked bytes it copied, so
+            // a run where the readers got nothing cannot pass (bounded: a cache that never
+            // hands out bytes fails the check below instead of hanging).
+            for (int n = 0; n < 20000 || (readersWithData.load() < kReaders && n < 2'000'000);
+                 ++n) {
                 const ObjectKey key = objectKey(static_cast<int>(random() % kObjects));
                 const PageIndex index = random() % kPagesPerObject;
                 Result<PageRef> ref = cache.grab(key, index, seed);
@@ -73,6 +79,7 @@ private slots:
         auto reader = [&](unsigned seed) {
             std::mt19937 random(seed);
             std::vector<std::byte> buffer(3 * kPageSize);
+            long mine = 0;
             while (!stop.load(std::memory_order_relaxed)) {
                 const ObjectKey key = objectKey(static_cast<int>(random() % kObjects));
                 const std::uint64_t offset = random() % (kPagesPerObject * kPageSize);
@@ -85,6 +92,10 @@ private slots:
                     }
                 }
                 copiedBytes.fetch_add(static_cast<long>(got), std::memory_order_relaxed);
+                if (mine == 0 && got != 0) {
+                    readersWithData.fetch_add(1);
+                }
+                mine += static_cast<long>(got);
             }
         };
         auto flusher = [&] {
@@ -129,6 +140,9 @@ private slots:
         f.join();
 
         QCOMPARE(badBytes.load(), 0L);
+        // The byte check above only means something over bytes that were copied.
+        QCOMPARE(readersWithData.load(), kReaders);
+        QVERIFY(copiedBytes.load() > 0);
         QVERIFY(filled.load() > 0);
         QVERIFY(cache.cachedPages() <= options.limitPages);
 
@@ -147,6 +161,25 @@ private slots:
         QCOMPARE(all.busy, std::size_t{0});
         QCOMPARE(cache.cachedPages(), std::size_t{0});
         QCOMPARE(cache.probationPages() + cache.mainPages(), std::size_t{0});
+
+        // And the fast path still copies exactly what was cached: a run of pages, read across
+        // page boundaries from an odd offset, every byte compared.
+        const ObjectKey key = objectKey(0);
+        constexpr PageIndex kRun = 32;
+        for (PageIndex index = 0; index < kRun; ++index) {
+            Result<PageRef> ref = cache.grab(key, index, 0);
+            QVERIFY2(ref.ok(), ref.status().toString().c_str());
+            std::memset(ref->data().data(), static_cast<int>(pattern(key, index)), kPageSize);
+            ref->markUptodate();
+        }
+        const std::uint64_t offset = kPageSize / 2 + 1;
+        std::vector<std::byte> out((kRun - 1) * kPageSize);
+        QCOMPARE(cache.readCached(key, offset, out, 0), out.size());
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            if (out[i] != pattern(key, (offset + i) >> kPageShift)) {
+                QFAIL(qPrintable(QString("byte %1 of the read-back differs").arg(offset + i)));
+            }
+        }
     }
 
     // Many threads grabbing the same missing page: exactly one fills it, the others wait for the
