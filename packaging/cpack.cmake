@@ -28,7 +28,9 @@ lutra is one tool for operating a parallel file system client fleet. This
 package holds its datapath: lutra-target (an object target serving a backing
 directory, one systemd instance lutra-target@<name> per target), lutra-params
 (the parameter catalogue), lutra-bench (workloads measured against a baseline
-in the same run) and the tcp and verbs (RDMA) transport plugins.")
+in the same run), the tcp and verbs (RDMA) transport plugins, and the client
+library for programs of a site's own (headers, a static archive and
+pkg-config's lutra-client; linking needs libisal-dev).")
 
 set(CPACK_DEBIAN_CTLD_PACKAGE_NAME ${pkg_ctld})
 set(CPACK_DEBIAN_CTLD_PACKAGE_DEPENDS adduser)

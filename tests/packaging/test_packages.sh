@@ -8,7 +8,9 @@
 #          lutra-target and lutra-ctld started with the command lines of their installed units
 #          and their installed config (paths adjusted), lutractl get_param through them, the tcp
 #          plugin loaded from its installed directory, lutractl's bash completion asking the
-#          ctld for parameter names, every man page present and every program's libraries found.
+#          ctld for parameter names, a program built against the installed client library
+#          writing and reading a file on that target, every man page present and every
+#          program's libraries found.
 # Usage: test_packages.sh SOURCE_DIR BUILD_DIR LOCK_FILE (the build takes LOCK_FILE: the one
 # build at a time on this machine).
 set -euo pipefail
@@ -68,6 +70,7 @@ expect_files() { # package files...
 }
 doc=/usr/share/doc
 expect_files lutra-datapath /usr/bin/lutra-target /usr/bin/lutra-params /usr/bin/lutra-bench \
+  /usr/include/lutra/client.h "/$libdir/liblutra-client.a" "/$libdir/pkgconfig/lutra-client.pc" \
   "/$libdir/lutra/plugins/liblutra-transport-tcp.so" \
   "/$libdir/lutra/plugins/liblutra-transport-verbs.so" /lib/systemd/system/lutra-target@.service \
   /etc/lutra/targets/ $doc/lutra-datapath/examples/targets/ost0.conf \
@@ -250,6 +253,17 @@ echo "$value"
 # The option from ost0.conf (--brw-size 8) reached the target: 8 MiB.
 grep -qE '^obdfilter\.ost0\.brw_size=(8|8388608|8M)$' <<<"$value" ||
   fail "expected obdfilter.ost0.brw_size=8 (from ost0.conf), got '$value'"
+
+step "a program built against the installed client library (pkg-config lutra-client)"
+client_flags=$(PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$root/$libdir/pkgconfig \
+  pkg-config --cflags --libs lutra-client) || fail "pkg-config lutra-client"
+echo "c++ client_program.cpp $client_flags"
+# shellcheck disable=SC2086 # the flags are words
+c++ -O1 -Wall -Werror -o "$work/client_program" "$src/tests/packaging/client_program.cpp" $client_flags ||
+  fail "building a program against the installed client library"
+# Outside the prefix, a program names the plugin directory.
+LUTRA_PLUGIN_PATH=$root/$libdir/lutra/plugins "$work/client_program" "$target_uri" ||
+  fail "the client program could not write and read back a file on ost0"
 
 step "bash completion for lutractl"
 complete_line() { # line -> the candidates bash would offer
