@@ -384,10 +384,15 @@ Status NodeOps::restore(const std::vector<InstancePlan> &plans, std::size_t coun
 
 Result<ChangeResult> NodeOps::change(const ChangeRequest &request)
 {
+    std::lock_guard serialise(m_changeMutex);
+    return changeLocked(request);
+}
+
+Result<ChangeResult> NodeOps::changeLocked(const ChangeRequest &request)
+{
     if (request.targets.empty()) {
         return Status(Errc::invalid_argument, "nothing to set: give at least one NAME=VALUE");
     }
-    std::lock_guard serialise(m_changeMutex);
     std::vector<std::string> errors;
     auto plans = plan(request, &errors);
     if (!plans) {
@@ -694,6 +699,9 @@ void NodeOps::reconcile(const std::shared_ptr<const Connection> &connection, boo
     if (!m_store) {
         return;
     }
+    // The desired state is read under the change lock: read before it, a set committed in
+    // between would be undone by this reconcile's stale values (found by lutra-bench soak).
+    std::lock_guard serialise(m_changeMutex);
     auto desired = m_store->listDesired();
     if (!desired) {
         log::error(kLog, "reconcile of " + connection->info.id + ": " + desired.status().message());
@@ -712,7 +720,7 @@ void NodeOps::reconcile(const std::shared_ptr<const Connection> &connection, boo
     if (request.targets.empty()) {
         return;
     }
-    auto outcome = change(request);
+    auto outcome = changeLocked(request);
     if (!outcome) {
         log::error(kLog, "reconcile of " + connection->info.id + ": " + outcome.status().message());
     } else if (!outcome->applied) {

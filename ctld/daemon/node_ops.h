@@ -115,6 +115,9 @@ private:
     Instances &m_instances;
     Store *m_store;
     FaultHooks m_faultHooks;
+    // change() with m_changeMutex already held by the caller.
+    Result<ChangeResult> changeLocked(const ChangeRequest &request);
+
     std::mutex m_changeMutex; // one change at a time per node
     mutable std::mutex m_flushMetricsMutex;
     metrics::DurationHistogram m_flushDurations = metrics::DurationHistogram::withDefaultBounds();
