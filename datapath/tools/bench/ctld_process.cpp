@@ -19,7 +19,17 @@ std::string CtldProcess::siblingBinary(const std::string &name)
 {
     std::error_code error;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-    return error ? name : (self.parent_path() / name).string();
+    if (error) {
+        return name;
+    }
+    // A build tree keeps every program in one folder; the packages put lutra-ctld in sbin/.
+    for (const auto &candidate :
+         {self.parent_path() / name, self.parent_path().parent_path() / "sbin" / name}) {
+        if (std::filesystem::exists(candidate, error)) {
+            return candidate.string();
+        }
+    }
+    return (self.parent_path() / name).string();
 }
 
 Result<std::unique_ptr<CtldProcess>> CtldProcess::spawn(const Options &options)

@@ -39,7 +39,7 @@ public:
     // Sends `signal` without waiting (SIGSTOP / SIGCONT).
     void signal(int signal) const noexcept;
 
-    // lutra-ctld / lutractl built or installed next to the running program.
+    // lutra-ctld / lutractl built next to the running program, or installed (bin/ or sbin/).
     static std::string siblingBinary(const std::string &name);
 
 private:
