@@ -1,5 +1,6 @@
 #include "api/ctl_service.h"
 
+#include "api/wire_checks.h"
 #include "core/params/glob.h"
 #include "daemon/profile_ops.h"
 
@@ -288,6 +289,9 @@ grpc::ServerUnaryReactor *CtlService::Rollback(grpc::CallbackServerContext *cont
 {
     const Role needed = request->dry_run() ? Role::viewer : Role::operator_;
     return serve(context, needed, "Rollback", [this, request, reply](const Caller &caller) {
+        if (auto checked = checkWire(*request); !checked) {
+            return checked;
+        }
         return m_parts.history->rollback(*request, caller, reply);
     });
 }
@@ -331,6 +335,9 @@ grpc::ServerUnaryReactor *CtlService::ListHistory(grpc::CallbackServerContext *c
                                                   v1::ListHistoryReply *reply)
 {
     return serve(context, Role::viewer, "ListHistory", [this, request, reply](const Caller &) {
+        if (auto checked = checkWire(*request); !checked) {
+            return checked;
+        }
         return m_parts.history->history(*request, reply);
     });
 }
@@ -341,6 +348,9 @@ grpc::ServerUnaryReactor *CtlService::GetCounterHistory(grpc::CallbackServerCont
 {
     return serve(context, Role::viewer, "GetCounterHistory",
                  [this, request, reply](const Caller &) {
+                     if (auto checked = checkWire(*request); !checked) {
+                         return checked;
+                     }
                      return m_parts.history->counterHistory(*request, reply);
                  });
 }

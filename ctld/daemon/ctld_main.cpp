@@ -8,6 +8,7 @@
 #include "daemon/node_metrics.h"
 #include "daemon/node_ops.h"
 #include "daemon/profile_ops.h"
+#include "daemon/protobuf_log.h"
 #include "daemon/telemetry.h"
 #include "daemon/work_pool.h"
 #include "store/store.h"
@@ -119,6 +120,7 @@ int run(Config config)
         std::cerr << "lutra-ctld: " << secure.message() << "\n";
         return 2;
     }
+    routeProtobufLog();
     std::error_code ec;
     std::filesystem::create_directories(config.db.parent_path(), ec);
     StoreOptions storeOptions;
