@@ -191,6 +191,20 @@ Result<Report> runCtlBench(const BenchOptions & /*options*/, const CtlBenchOptio
 
 Result<Report> runFanoutBench(const BenchOptions & /*options*/, const FanoutBenchOptions &fanout)
 {
+    // Every lutra-ctld watches its run dir with one inotify instance, a per-user limit (128 by
+    // default): on one machine it caps the node count long before anything of lutra's does.
+    std::size_t inotifyLimit = 0;
+    std::ifstream("/proc/sys/fs/inotify/max_user_instances") >> inotifyLimit;
+    if (inotifyLimit != 0 && inotifyLimit < fanout.nodes + 16) {
+        return Status(Errc::resource_exhausted,
+                      std::to_string(fanout.nodes) +
+                          " lutra-ctld processes need more inotify "
+                          "instances than fs.inotify.max_user_instances (" +
+                          std::to_string(inotifyLimit) +
+                          ") allows; raise it, e.g. sysctl -w "
+                          "fs.inotify.max_user_instances=" +
+                          std::to_string(fanout.nodes + 64));
+    }
     auto dir = TempDir::create("lutra-bench-fanout");
     if (!dir) {
         return dir.status();
