@@ -252,6 +252,16 @@ grpc::ServerUnaryReactor *CtlService::PutProfile(grpc::CallbackServerContext *co
     });
 }
 
+grpc::ServerUnaryReactor *CtlService::DeleteProfile(grpc::CallbackServerContext *context,
+                                                    const v1::DeleteProfileRequest *request,
+                                                    v1::DeleteProfileReply *reply)
+{
+    return serve(context, Role::admin, "DeleteProfile",
+                 [this, request, reply](const Caller &caller) {
+                     return m_parts.profiles->remove(request->name(), caller, reply);
+                 });
+}
+
 grpc::ServerUnaryReactor *CtlService::DiffProfile(grpc::CallbackServerContext *context,
                                                   const v1::ProfileRequest *request,
                                                   v1::ProfilePlan *reply)

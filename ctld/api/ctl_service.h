@@ -60,6 +60,9 @@ public:
     grpc::ServerUnaryReactor *PutProfile(grpc::CallbackServerContext *context,
                                          const ctl::v1::PutProfileRequest *request,
                                          ctl::v1::PutProfileReply *reply) override;
+    grpc::ServerUnaryReactor *DeleteProfile(grpc::CallbackServerContext *context,
+                                            const ctl::v1::DeleteProfileRequest *request,
+                                            ctl::v1::DeleteProfileReply *reply) override;
     grpc::ServerUnaryReactor *DiffProfile(grpc::CallbackServerContext *context,
                                           const ctl::v1::ProfileRequest *request,
                                           ctl::v1::ProfilePlan *reply) override;

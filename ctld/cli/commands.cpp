@@ -278,6 +278,24 @@ Result<Command> profileCommand(ProfileMode mode, ProfileOptions options)
     });
 }
 
+Command deleteProfileCommand(const std::string &name)
+{
+    return [name](CtlClient &client) {
+        v1::DeleteProfileRequest request;
+        request.set_name(name);
+        v1::DeleteProfileReply reply;
+        const auto status = client.stub().DeleteProfile(client.context().get(), request, &reply);
+        if (!status.ok()) {
+            return failed(status);
+        }
+        return NodeResult{true,
+                          "deleted profile " + name + " (history point " +
+                              std::to_string(reply.history_id()) + ")\n",
+                          toJson(reply),
+                          {}};
+    };
+}
+
 Result<Command> putProfileCommand(const std::string &file)
 {
     auto text = readFile(file);

@@ -47,6 +47,7 @@ struct ProfileOptions {
 enum class ProfileMode { diff, apply, verify };
 Result<Command> profileCommand(ProfileMode mode, ProfileOptions options);
 Result<Command> putProfileCommand(const std::string &file);
+Command deleteProfileCommand(const std::string &name);
 Command listProfilesCommand();
 
 Command rollbackCommand(std::uint64_t historyId, bool dryRun);

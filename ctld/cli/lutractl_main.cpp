@@ -215,6 +215,11 @@ int main(int argc, char **argv)
     auto *putCmd = app.add_subcommand("put-profile", "store a YAML profile on the node(s)");
     putCmd->add_option("FILE", putFile, "the profile document")->required();
     putCmd->callback([&] { setCommand(putProfileCommand(putFile)); });
+    std::string deleteName;
+    auto *deleteCmd =
+        app.add_subcommand("delete-profile", "delete a stored profile from the node(s)");
+    deleteCmd->add_option("NAME", deleteName, "the stored profile's name")->required();
+    deleteCmd->callback([&] { command = deleteProfileCommand(deleteName); });
     app.add_subcommand("profiles", "list profiles (* marks those matching the node)")
         ->callback([&] { command = listProfilesCommand(); });
 

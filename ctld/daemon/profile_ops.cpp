@@ -138,6 +138,9 @@ Status ProfileOps::list(v1::ListProfilesReply *reply)
     profiles::Diagnostics errors;
     std::string unused;
     auto set = loadProfiles(m_config, m_store, {}, &errors, &unused);
+    // Unknown parents and extends cycles make profiles unusable: the listing says so.
+    const auto extendsErrors = set.checkExtends();
+    errors.insert(errors.end(), extendsErrors.begin(), extendsErrors.end());
     std::map<std::string, TimePoint> updated;
     if (auto stored = m_store.listProfiles()) {
         for (const auto &profile : *stored) {
@@ -207,6 +210,25 @@ Status ProfileOps::get(const std::string &name, v1::GetProfileReply *reply)
         message += " (did you mean " + close + "?)";
     }
     return {Errc::not_found, message + " (known: " + (known.empty() ? "none" : known) + ")"};
+}
+
+Status ProfileOps::remove(const std::string &name, const Caller &caller,
+                          v1::DeleteProfileReply *reply)
+{
+    if (name.empty()) {
+        return {Errc::invalid_argument, "give the name of a stored profile to delete"};
+    }
+    const Audit audit{Clock::now(), m_config.node, caller.principal, "delete profile " + name};
+    auto point = m_store.deleteProfile(audit, name);
+    if (!point) {
+        if (point.status().code() == Errc::not_found) {
+            return {Errc::not_found, "no stored profile '" + name +
+                                         "' (profiles in profiles_dir are files: remove the file)"};
+        }
+        return point.status();
+    }
+    reply->set_history_id(static_cast<std::uint64_t>(*point));
+    return {};
 }
 
 Status ProfileOps::put(const std::string &yaml, const Caller &caller, v1::PutProfileReply *reply)

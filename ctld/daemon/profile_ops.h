@@ -22,6 +22,9 @@ public:
     // name, as everywhere else. NOT_FOUND names the known profiles.
     Status get(const std::string &name, ctl::v1::GetProfileReply *reply);
     Status put(const std::string &yaml, const Caller &caller, ctl::v1::PutProfileReply *reply);
+    // Deletes a stored profile (a history point); shipped files are not touched.
+    Status remove(const std::string &name, const Caller &caller,
+                  ctl::v1::DeleteProfileReply *reply);
     // Validation problems are returned in reply->errors (with file:line:column), not as a
     // failed call: a client shows them all. Nothing changes when there are any.
     Status run(Mode mode, const ctl::v1::ProfileRequest &request, const Caller &caller,

@@ -102,8 +102,11 @@ public:
                                             const QString &extra = {}) const
     {
         ::unlink((m_runDir + "/ctld.sock").toLocal8Bit().constData());
-        return std::make_unique<CtldProcess>(m_runDir, ctldConfig(m_dir.path(), extra), "ctld.yaml",
-                                             environment, program);
+        auto config = ctldConfig(m_dir.path(), extra);
+        if (!m_profilesDir.isEmpty()) {
+            config.replace(QStringLiteral(LUTRA_PROFILES_DIR), m_profilesDir);
+        }
+        return std::make_unique<CtldProcess>(m_runDir, config, "ctld.yaml", environment, program);
     }
 
     // A ready ctld connected to both datapath processes, or nullptr (with its log as a warning).
@@ -129,6 +132,9 @@ public:
         return ctld;
     }
 
+    // profiles_dir for the next ctld (empty: the shipped config/profiles).
+    void setProfilesDir(const QString &dir) { m_profilesDir = dir; }
+
     void freshDatabase() const
     {
         for (const char *suffix : {"", "-wal", "-shm"}) {
@@ -139,6 +145,7 @@ public:
 private:
     QTemporaryDir m_dir;
     QString m_runDir;
+    QString m_profilesDir;
     std::unique_ptr<BenchProcess> m_benchA;
     std::unique_ptr<BenchProcess> m_benchB;
 };
