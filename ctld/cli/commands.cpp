@@ -65,16 +65,27 @@ void appendBatchErrors(std::string &out, const v1::InstanceSetResult &instance)
     }
 }
 
+// A document sent inline (diff/apply --file) is "inline" to ctld: name it after the local file.
+std::string inlineNamed(const std::string &source, const std::string &inlineFile)
+{
+    if (!inlineFile.empty() && (source == "inline" || source.starts_with("inline:"))) {
+        return inlineFile + source.substr(6);
+    }
+    return source;
+}
+
 void appendPlan(std::string &out, const google::protobuf::RepeatedPtrField<v1::PlanEntry> &entries,
-                bool onlyChanged)
+                bool onlyChanged, const std::string &inlineFile = {})
 {
     for (const auto &entry : entries) {
         if (onlyChanged && !entry.changed()) {
             continue;
         }
-        out += (entry.changed() ? "~ " : "  ") + entry.instance() + " " + entry.name() + ": " +
-               (entry.changed() ? entry.live() + " -> " + entry.desired() : entry.live()) +
-               (entry.source().empty() ? "" : "   (" + entry.source() + ")") + "\n";
+        out +=
+            (entry.changed() ? "~ " : "  ") + entry.instance() + " " + entry.name() + ": " +
+            (entry.changed() ? entry.live() + " -> " + entry.desired() : entry.live()) +
+            (entry.source().empty() ? "" : "   (" + inlineNamed(entry.source(), inlineFile) + ")") +
+            "\n";
     }
 }
 
@@ -92,7 +103,7 @@ Result<std::string> readFile(const std::string &path)
 // "file:line:col: message"; errors in a document sent inline are named after the local file.
 std::string profileErrorText(const v1::ProfileError &error, const std::string &inlineFile = {})
 {
-    std::string where = error.file() == "inline" && !inlineFile.empty() ? inlineFile : error.file();
+    std::string where = inlineNamed(error.file(), inlineFile);
     if (error.line() > 0) {
         where += ":" + std::to_string(error.line()) + ":" + std::to_string(error.column());
     }
@@ -239,11 +250,15 @@ Result<Command> profileCommand(ProfileMode mode, ProfileOptions options)
             result.text += profileErrorText(error, file) + "\n";
         }
         if (!reply.errors().empty()) {
-            result.error = "profile " + reply.profile() + ": " +
-                           std::to_string(reply.errors_size()) + " error(s); nothing was changed";
+            // A document that does not parse has no name yet: say which one was meant.
+            const std::string named = !reply.profile().empty() ? reply.profile()
+                                      : !file.empty()          ? file
+                                                               : request.name();
+            result.error = "profile " + named + ": " + std::to_string(reply.errors_size()) +
+                           " error(s); nothing was changed";
             return result;
         }
-        appendPlan(result.text, reply.entries(), true);
+        appendPlan(result.text, reply.entries(), true, file);
         const std::string name = reply.profile();
         switch (mode) {
         case ProfileMode::diff:

@@ -38,6 +38,26 @@ private slots:
         QCOMPARE(ctld->stop(), 0);
     }
 
+    void inlineDocumentsAreNamedAfterTheirFile()
+    {
+        auto ctld = m_node->startCtld();
+        QVERIFY(ctld);
+        const QString file = m_node->dir() + "/local.yaml";
+        std::ofstream(file.toStdString()) << "name: local\nparams:\n"
+                                             "  llite.*.max_read_ahead_mb: 24\n";
+        auto diff = m_node->lutractl({"diff", "--file", file});
+        QVERIFY2(diff.exitCode == 0, qPrintable(diff.out + diff.err));
+        QVERIFY2(diff.out.contains("(" + file + ":3:3)") && !diff.out.contains("inline"),
+                 qPrintable(diff.out));
+
+        const QString broken = m_node->dir() + "/broken.yaml";
+        std::ofstream(broken.toStdString()) << "name: [\n";
+        auto bad = m_node->lutractl({"diff", "--file", broken});
+        QCOMPARE(bad.exitCode, 1);
+        QVERIFY2(bad.err.contains("profile " + broken + ": 1 error(s)"), qPrintable(bad.err));
+        QCOMPARE(ctld->stop(), 0);
+    }
+
     void storedProfileCanBeDeleted()
     {
         auto ctld = m_node->startCtld();
