@@ -255,7 +255,16 @@ Status ProfileOps::put(const std::string &yaml, const Caller &caller, v1::PutPro
     std::string inlineName;
     auto set = loadProfiles(m_config, m_store, yaml, &errors, &inlineName);
     auto resolved = set.resolve(name);
-    for (const auto &error : resolved.errors) {
+    // A cycle or unknown parent found among stored profiles is reported at the document being
+    // stored (its `extends`), which is the file the user gave; where it closes goes in the text.
+    const profiles::Location here = parsed.profile.extends.empty()
+                                        ? profiles::Location{"inline", 0, 0}
+                                        : parsed.profile.extends.front().location;
+    for (auto error : resolved.errors) {
+        if (error.location.file != "inline") {
+            error.message = error.message + " (at " + error.location.toString() + ")";
+            error.location = here;
+        }
         toWire(error, reply->add_errors());
     }
     if (!resolved.ok()) {

@@ -58,6 +58,25 @@ private slots:
         QCOMPARE(ctld->stop(), 0);
     }
 
+    void storedCycleIsReportedAtTheGivenFile()
+    {
+        auto ctld = m_node->startCtld();
+        QVERIFY(ctld);
+        auto put = [&](const QString &file, const std::string &text) {
+            std::ofstream((m_node->dir() + "/" + file).toStdString()) << text;
+            return m_node->lutractl({"put-profile", m_node->dir() + "/" + file});
+        };
+        const std::string params = "params:\n  llite.*.max_read_ahead_mb: 16\n";
+        QCOMPARE(put("b.yaml", "name: cyc-b\n" + params).exitCode, 0);
+        QCOMPARE(put("a.yaml", "name: cyc-a\nextends: [cyc-b]\n" + params).exitCode, 0);
+        auto cycle = put("b2.yaml", "name: cyc-b\nextends: [cyc-a]\n" + params);
+        QCOMPARE(cycle.exitCode, 1);
+        const QString text = cycle.out + cycle.err;
+        QVERIFY2(text.contains(m_node->dir() + "/b2.yaml:2:") && text.contains("cycle"),
+                 qPrintable(text));
+        QCOMPARE(ctld->stop(), 0);
+    }
+
     void storedProfileCanBeDeleted()
     {
         auto ctld = m_node->startCtld();
