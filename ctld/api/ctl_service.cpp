@@ -1,6 +1,7 @@
 #include "api/ctl_service.h"
 
 #include "api/wire_checks.h"
+#include "control/utf8_fields.h"
 #include "core/params/glob.h"
 #include "daemon/profile_ops.h"
 
@@ -81,7 +82,8 @@ Status forCaller(const Status &status, const std::string &dbPath)
 CtlService::CtlService(ServiceParts parts) : m_parts(parts) {}
 
 template <typename Work>
-grpc::ServerUnaryReactor *CtlService::serve(grpc::CallbackServerContext *context, Role needed,
+grpc::ServerUnaryReactor *CtlService::serve(grpc::CallbackServerContext *context,
+                                            const google::protobuf::Message &request, Role needed,
                                             std::string_view operation, Work work)
 {
     auto *reactor = context->DefaultReactor();
@@ -93,6 +95,11 @@ grpc::ServerUnaryReactor *CtlService::serve(grpc::CallbackServerContext *context
     }
     if (auto allowed = requireRole(*caller, needed, operation); !allowed) {
         reactor->Finish({grpc::StatusCode::PERMISSION_DENIED, allowed.message()});
+        return reactor;
+    }
+    if (auto text = control::checkUtf8Fields(request); !text) {
+        reactor->Finish(
+            {grpc::StatusCode::INVALID_ARGUMENT, std::string(operation) + ": " + text.message()});
         return reactor;
     }
     const bool queued = m_parts.pool->submit(
@@ -107,33 +114,34 @@ grpc::ServerUnaryReactor *CtlService::serve(grpc::CallbackServerContext *context
 }
 
 grpc::ServerUnaryReactor *CtlService::GetNodeInfo(grpc::CallbackServerContext *context,
-                                                  const v1::GetNodeInfoRequest * /*request*/,
+                                                  const v1::GetNodeInfoRequest *request,
                                                   v1::NodeInfo *reply)
 {
-    return serve(context, Role::viewer, "GetNodeInfo", [this, reply](const Caller &caller) {
-        const auto &config = *m_parts.config;
-        reply->set_node(config.node);
-        for (const auto &[key, value] : config.labels) {
-            (*reply->mutable_labels())[key] = value;
-        }
-        reply->set_version(LUTRA_VERSION);
-        reply->set_start_time_ns(m_parts.startTimeNs);
-        reply->set_principal(caller.principal);
-        reply->set_role(toWire(caller.role));
-        reply->set_instance_count(
-            static_cast<std::uint32_t>(m_parts.instances->connected().size()));
-        if (m_parts.profiles) {
-            reply->set_last_profile(m_parts.profiles->lastApplied());
-        }
-        return Status{};
-    });
+    return serve(context, *request, Role::viewer, "GetNodeInfo",
+                 [this, reply](const Caller &caller) {
+                     const auto &config = *m_parts.config;
+                     reply->set_node(config.node);
+                     for (const auto &[key, value] : config.labels) {
+                         (*reply->mutable_labels())[key] = value;
+                     }
+                     reply->set_version(LUTRA_VERSION);
+                     reply->set_start_time_ns(m_parts.startTimeNs);
+                     reply->set_principal(caller.principal);
+                     reply->set_role(toWire(caller.role));
+                     reply->set_instance_count(
+                         static_cast<std::uint32_t>(m_parts.instances->connected().size()));
+                     if (m_parts.profiles) {
+                         reply->set_last_profile(m_parts.profiles->lastApplied());
+                     }
+                     return Status{};
+                 });
 }
 
 grpc::ServerUnaryReactor *CtlService::ListInstances(grpc::CallbackServerContext *context,
-                                                    const v1::ListInstancesRequest * /*request*/,
+                                                    const v1::ListInstancesRequest *request,
                                                     v1::ListInstancesReply *reply)
 {
-    return serve(context, Role::viewer, "ListInstances", [this, reply](const Caller &) {
+    return serve(context, *request, Role::viewer, "ListInstances", [this, reply](const Caller &) {
         for (const auto &info : m_parts.instances->list()) {
             auto *wire = reply->add_instances();
             wire->set_id(info.id);
@@ -154,35 +162,38 @@ grpc::ServerUnaryReactor *CtlService::ListParams(grpc::CallbackServerContext *co
                                                  const v1::ListParamsRequest *request,
                                                  v1::ListParamsReply *reply)
 {
-    return serve(context, Role::viewer, "ListParams", [this, request, reply](const Caller &) {
-        auto specs = m_parts.node->listParams(request->pattern(), request->instance());
-        if (!specs) {
-            return specs.status();
-        }
-        for (auto &instance : *specs) {
-            *reply->add_instances() = std::move(instance);
-        }
-        return Status{};
-    });
+    return serve(context, *request, Role::viewer, "ListParams",
+                 [this, request, reply](const Caller &) {
+                     auto specs = m_parts.node->listParams(request->pattern(), request->instance());
+                     if (!specs) {
+                         return specs.status();
+                     }
+                     for (auto &instance : *specs) {
+                         *reply->add_instances() = std::move(instance);
+                     }
+                     return Status{};
+                 });
 }
 
 grpc::ServerUnaryReactor *CtlService::GetParams(grpc::CallbackServerContext *context,
                                                 const v1::GetParamsRequest *request,
                                                 v1::GetParamsReply *reply)
 {
-    return serve(context, Role::viewer, "GetParams", [this, request, reply](const Caller &) {
-        auto values = m_parts.node->getParams(toVector(request->patterns()), request->instance());
-        if (!values) {
-            return values.status();
-        }
-        for (auto &value : values->values) {
-            *reply->add_values() = std::move(value);
-        }
-        for (auto &failure : values->failures) {
-            *reply->add_failures() = std::move(failure);
-        }
-        return Status{};
-    });
+    return serve(
+        context, *request, Role::viewer, "GetParams", [this, request, reply](const Caller &) {
+            auto values =
+                m_parts.node->getParams(toVector(request->patterns()), request->instance());
+            if (!values) {
+                return values.status();
+            }
+            for (auto &value : values->values) {
+                *reply->add_values() = std::move(value);
+            }
+            for (auto &failure : values->failures) {
+                *reply->add_failures() = std::move(failure);
+            }
+            return Status{};
+        });
 }
 
 grpc::ServerUnaryReactor *CtlService::SetParams(grpc::CallbackServerContext *context,
@@ -190,47 +201,49 @@ grpc::ServerUnaryReactor *CtlService::SetParams(grpc::CallbackServerContext *con
                                                 v1::SetParamsReply *reply)
 {
     const Role needed = request->dry_run() ? Role::viewer : Role::admin;
-    return serve(context, needed, "SetParams", [this, request, reply](const Caller &caller) {
-        ChangeRequest change;
-        change.principal = caller.principal;
-        change.action = Action::set;
-        change.dryRun = request->dry_run();
-        change.instanceGlob = request->instance();
-        std::string description = "set_param";
-        for (const auto &assignment : request->assignments()) {
-            change.targets.push_back({{}, assignment.pattern(), assignment.value(), "set_param"});
-            change.desired.upserts.push_back(
-                {assignment.pattern(), assignment.value(), "set_param"});
-            description += " " + assignment.pattern() + "=" + assignment.value();
-        }
-        change.description =
-            description.size() > 200 ? description.substr(0, 197) + "..." : description;
-        auto outcome = m_parts.node->change(change);
-        if (!outcome) {
-            return outcome.status();
-        }
-        reply->set_applied(outcome->applied);
-        reply->set_history_id(outcome->historyId);
-        for (auto &instance : outcome->instances) {
-            *reply->add_instances() = std::move(instance);
-        }
-        for (auto &entry : outcome->plan) {
-            *reply->add_plan() = std::move(entry);
-        }
-        for (const auto &error : outcome->errors) {
-            auto *wire = reply->add_errors();
-            wire->set_code(params::v1::ERROR_CODE_FAILED_PRECONDITION);
-            wire->set_message(error);
-        }
-        return Status{};
-    });
+    return serve(
+        context, *request, needed, "SetParams", [this, request, reply](const Caller &caller) {
+            ChangeRequest change;
+            change.principal = caller.principal;
+            change.action = Action::set;
+            change.dryRun = request->dry_run();
+            change.instanceGlob = request->instance();
+            std::string description = "set_param";
+            for (const auto &assignment : request->assignments()) {
+                change.targets.push_back(
+                    {{}, assignment.pattern(), assignment.value(), "set_param"});
+                change.desired.upserts.push_back(
+                    {assignment.pattern(), assignment.value(), "set_param"});
+                description += " " + assignment.pattern() + "=" + assignment.value();
+            }
+            change.description =
+                description.size() > 200 ? description.substr(0, 197) + "..." : description;
+            auto outcome = m_parts.node->change(change);
+            if (!outcome) {
+                return outcome.status();
+            }
+            reply->set_applied(outcome->applied);
+            reply->set_history_id(outcome->historyId);
+            for (auto &instance : outcome->instances) {
+                *reply->add_instances() = std::move(instance);
+            }
+            for (auto &entry : outcome->plan) {
+                *reply->add_plan() = std::move(entry);
+            }
+            for (const auto &error : outcome->errors) {
+                auto *wire = reply->add_errors();
+                wire->set_code(params::v1::ERROR_CODE_FAILED_PRECONDITION);
+                wire->set_message(error);
+            }
+            return Status{};
+        });
 }
 
 grpc::ServerUnaryReactor *CtlService::ListProfiles(grpc::CallbackServerContext *context,
-                                                   const v1::ListProfilesRequest * /*request*/,
+                                                   const v1::ListProfilesRequest *request,
                                                    v1::ListProfilesReply *reply)
 {
-    return serve(context, Role::viewer, "ListProfiles",
+    return serve(context, *request, Role::viewer, "ListProfiles",
                  [this, reply](const Caller &) { return m_parts.profiles->list(reply); });
 }
 
@@ -238,25 +251,27 @@ grpc::ServerUnaryReactor *CtlService::GetProfile(grpc::CallbackServerContext *co
                                                  const v1::GetProfileRequest *request,
                                                  v1::GetProfileReply *reply)
 {
-    return serve(context, Role::viewer, "GetProfile", [this, request, reply](const Caller &) {
-        return m_parts.profiles->get(request->name(), reply);
-    });
+    return serve(context, *request, Role::viewer, "GetProfile",
+                 [this, request, reply](const Caller &) {
+                     return m_parts.profiles->get(request->name(), reply);
+                 });
 }
 
 grpc::ServerUnaryReactor *CtlService::PutProfile(grpc::CallbackServerContext *context,
                                                  const v1::PutProfileRequest *request,
                                                  v1::PutProfileReply *reply)
 {
-    return serve(context, Role::admin, "PutProfile", [this, request, reply](const Caller &caller) {
-        return m_parts.profiles->put(request->yaml(), caller, reply);
-    });
+    return serve(context, *request, Role::admin, "PutProfile",
+                 [this, request, reply](const Caller &caller) {
+                     return m_parts.profiles->put(request->yaml(), caller, reply);
+                 });
 }
 
 grpc::ServerUnaryReactor *CtlService::DeleteProfile(grpc::CallbackServerContext *context,
                                                     const v1::DeleteProfileRequest *request,
                                                     v1::DeleteProfileReply *reply)
 {
-    return serve(context, Role::admin, "DeleteProfile",
+    return serve(context, *request, Role::admin, "DeleteProfile",
                  [this, request, reply](const Caller &caller) {
                      return m_parts.profiles->remove(request->name(), caller, reply);
                  });
@@ -266,7 +281,7 @@ grpc::ServerUnaryReactor *CtlService::DiffProfile(grpc::CallbackServerContext *c
                                                   const v1::ProfileRequest *request,
                                                   v1::ProfilePlan *reply)
 {
-    return serve(context, Role::viewer, "DiffProfile",
+    return serve(context, *request, Role::viewer, "DiffProfile",
                  [this, request, reply](const Caller &caller) {
                      return m_parts.profiles->run(ProfileOps::Mode::diff, *request, caller, reply);
                  });
@@ -278,19 +293,21 @@ grpc::ServerUnaryReactor *CtlService::ApplyProfile(grpc::CallbackServerContext *
 {
     // Operators apply profiles the admins stored; only admins apply a document of their own.
     const Role needed = request->yaml().empty() ? Role::operator_ : Role::admin;
-    return serve(context, needed, "ApplyProfile", [this, request, reply](const Caller &caller) {
-        return m_parts.profiles->run(ProfileOps::Mode::apply, *request, caller, reply);
-    });
+    return serve(context, *request, needed, "ApplyProfile",
+                 [this, request, reply](const Caller &caller) {
+                     return m_parts.profiles->run(ProfileOps::Mode::apply, *request, caller, reply);
+                 });
 }
 
 grpc::ServerUnaryReactor *CtlService::VerifyProfile(grpc::CallbackServerContext *context,
                                                     const v1::ProfileRequest *request,
                                                     v1::ProfilePlan *reply)
 {
-    return serve(
-        context, Role::viewer, "VerifyProfile", [this, request, reply](const Caller &caller) {
-            return m_parts.profiles->run(ProfileOps::Mode::verify, *request, caller, reply);
-        });
+    return serve(context, *request, Role::viewer, "VerifyProfile",
+                 [this, request, reply](const Caller &caller) {
+                     return m_parts.profiles->run(ProfileOps::Mode::verify, *request, caller,
+                                                  reply);
+                 });
 }
 
 grpc::ServerUnaryReactor *CtlService::Rollback(grpc::CallbackServerContext *context,
@@ -298,19 +315,20 @@ grpc::ServerUnaryReactor *CtlService::Rollback(grpc::CallbackServerContext *cont
                                                v1::RollbackReply *reply)
 {
     const Role needed = request->dry_run() ? Role::viewer : Role::operator_;
-    return serve(context, needed, "Rollback", [this, request, reply](const Caller &caller) {
-        if (auto checked = checkWire(*request); !checked) {
-            return checked;
-        }
-        return m_parts.history->rollback(*request, caller, reply);
-    });
+    return serve(context, *request, needed, "Rollback",
+                 [this, request, reply](const Caller &caller) {
+                     if (auto checked = checkWire(*request); !checked) {
+                         return checked;
+                     }
+                     return m_parts.history->rollback(*request, caller, reply);
+                 });
 }
 
 grpc::ServerUnaryReactor *CtlService::FlushJob(grpc::CallbackServerContext *context,
                                                const v1::FlushJobRequest *request,
                                                v1::FlushJobReply *reply)
 {
-    return serve(context, Role::operator_, "FlushJob",
+    return serve(context, *request, Role::operator_, "FlushJob",
                  [this, request, reply](const Caller &caller) {
                      const std::chrono::milliseconds timeout(
                          request->timeout_ms() == 0 ? 30000 : request->timeout_ms());
@@ -328,35 +346,37 @@ grpc::ServerUnaryReactor *CtlService::GetJobStats(grpc::CallbackServerContext *c
                                                   const v1::GetJobStatsRequest *request,
                                                   v1::GetJobStatsReply *reply)
 {
-    return serve(context, Role::viewer, "GetJobStats", [this, request, reply](const Caller &) {
-        auto stats = m_parts.node->jobStats(request->job_id());
-        if (!stats) {
-            return stats.status();
-        }
-        for (auto &stat : *stats) {
-            *reply->add_jobs() = std::move(stat);
-        }
-        return Status{};
-    });
+    return serve(context, *request, Role::viewer, "GetJobStats",
+                 [this, request, reply](const Caller &) {
+                     auto stats = m_parts.node->jobStats(request->job_id());
+                     if (!stats) {
+                         return stats.status();
+                     }
+                     for (auto &stat : *stats) {
+                         *reply->add_jobs() = std::move(stat);
+                     }
+                     return Status{};
+                 });
 }
 
 grpc::ServerUnaryReactor *CtlService::ListHistory(grpc::CallbackServerContext *context,
                                                   const v1::ListHistoryRequest *request,
                                                   v1::ListHistoryReply *reply)
 {
-    return serve(context, Role::viewer, "ListHistory", [this, request, reply](const Caller &) {
-        if (auto checked = checkWire(*request); !checked) {
-            return checked;
-        }
-        return m_parts.history->history(*request, reply);
-    });
+    return serve(context, *request, Role::viewer, "ListHistory",
+                 [this, request, reply](const Caller &) {
+                     if (auto checked = checkWire(*request); !checked) {
+                         return checked;
+                     }
+                     return m_parts.history->history(*request, reply);
+                 });
 }
 
 grpc::ServerUnaryReactor *CtlService::GetCounterHistory(grpc::CallbackServerContext *context,
                                                         const v1::GetCounterHistoryRequest *request,
                                                         v1::GetCounterHistoryReply *reply)
 {
-    return serve(context, Role::viewer, "GetCounterHistory",
+    return serve(context, *request, Role::viewer, "GetCounterHistory",
                  [this, request, reply](const Caller &) {
                      if (auto checked = checkWire(*request); !checked) {
                          return checked;
@@ -461,6 +481,10 @@ CtlService::StreamCounters(grpc::CallbackServerContext *context,
     if (!caller) {
         return new RejectedStream(
             {grpc::StatusCode::UNAUTHENTICATED, "StreamCounters: " + caller.status().message()});
+    }
+    if (auto text = control::checkUtf8Fields(*request); !text) {
+        return new RejectedStream(
+            {grpc::StatusCode::INVALID_ARGUMENT, "StreamCounters: " + text.message()});
     }
     const std::uint32_t interval = request->interval_ms() == 0 ? 1000 : request->interval_ms();
     if (interval < 1000 || interval > 3'600'000) {

@@ -95,7 +95,10 @@ private:
     // Authenticates, checks the role, then runs `work(caller)` on the pool and finishes the call
     // with the status it returns.
     template <typename Work>
-    grpc::ServerUnaryReactor *serve(grpc::CallbackServerContext *context, Role needed,
+    // Authenticates, checks the role and that the request's text is UTF-8, then runs `work` on
+    // the pool.
+    grpc::ServerUnaryReactor *serve(grpc::CallbackServerContext *context,
+                                    const google::protobuf::Message &request, Role needed,
                                     std::string_view operation, Work work);
 
     ServiceParts m_parts;

@@ -1,6 +1,7 @@
 #include "control/control_service.h"
 
 #include "control/params_wire.h"
+#include "control/utf8_fields.h"
 
 #include <grpcpp/alarm.h>
 #include <unistd.h>
@@ -198,6 +199,10 @@ grpc::ServerUnaryReactor *ControlService::SetParams(grpc::CallbackServerContext 
     if (request->assignments().empty()) {
         return finishNow(context, {grpc::StatusCode::INVALID_ARGUMENT,
                                    "SetParams: the batch has no assignments"});
+    }
+    if (auto text = checkUtf8Fields(*request); !text) {
+        return finishNow(context,
+                         {grpc::StatusCode::INVALID_ARGUMENT, "SetParams: " + text.message()});
     }
     if (request->principal().empty()) {
         return finishNow(context, {grpc::StatusCode::INVALID_ARGUMENT,
