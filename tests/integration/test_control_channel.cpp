@@ -224,6 +224,27 @@ private slots:
         QCOMPARE(anonymous.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     }
 
+    void textThatIsNotUtf8IsRefusedNamingTheField()
+    {
+        v1::SetParamsRequest request;
+        request.set_principal("ctld:admin");
+        auto *good = request.add_assignments();
+        good->set_pattern("osc.ost0.max_rpcs_in_flight");
+        good->set_value("16");
+        auto *bad = request.add_assignments();
+        bad->set_pattern(std::string("osc.ost0.max_pages_per_rpc\xc0\xaf", 28));
+        bad->set_value("16M");
+        grpc::ClientContext context;
+        withDeadline(context);
+        v1::SetParamsReply reply;
+        const auto status = m_stub->SetParams(&context, request, &reply);
+        QCOMPARE(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+        QCOMPARE(status.error_message(),
+                 std::string("SetParams: SetParamsRequest.assignments[1].pattern: not UTF-8 "
+                             "(byte 26 of 28)"));
+        QCOMPARE(m_process->rpcsInFlight.load(), 8); // nothing changed
+    }
+
     void specialValuesRunOffTheCallbackThreadAndReportFailure()
     {
         // lru_size=clear of a namespace whose one unused lock cannot be written back.
