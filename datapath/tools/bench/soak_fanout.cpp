@@ -36,9 +36,21 @@ struct SoakNode {
 
 class Cluster {
 public:
-    explicit Cluster(std::string dir) : m_dir(std::move(dir)), m_tokenFile(m_dir + "/token") {}
+    // kNodes nodes in a fresh temporary directory, removed with the cluster.
+    static Result<std::unique_ptr<Cluster>> start(const std::string &prefix)
+    {
+        auto dir = TempDir::create(prefix);
+        if (!dir) {
+            return dir.status();
+        }
+        std::unique_ptr<Cluster> cluster(new Cluster(std::move(*dir)));
+        if (auto started = cluster->startNodes(); !started) {
+            return started;
+        }
+        return cluster;
+    }
 
-    Status start()
+    Status startNodes()
     {
         std::ofstream(m_tokenFile) << kToken << "\n";
         for (unsigned n = 0; n < kNodes; ++n) {
@@ -141,30 +153,22 @@ public:
     SoakNode &node(unsigned n) { return m_nodes[n]; }
 
 private:
+    explicit Cluster(TempDir dir)
+        : m_tempDir(std::move(dir)), m_dir(m_tempDir.path()), m_tokenFile(m_dir + "/token")
+    {
+    }
+
+    TempDir m_tempDir; // first: removed after every process below has stopped
     std::string m_dir;
     std::string m_tokenFile;
     std::vector<SoakNode> m_nodes;
 };
 
-Result<Cluster *> startCluster(std::unique_ptr<Cluster> &cluster, const std::string &dir)
-{
-    cluster = std::make_unique<Cluster>(dir);
-    if (auto started = cluster->start(); !started) {
-        return started;
-    }
-    return cluster.get();
-}
-
 } // namespace
 
 Status soakDatapathRestart(std::uint64_t seed, unsigned cycles, SoakTally &tally)
 {
-    auto dir = TempDir::create("lutra-soak-restart");
-    if (!dir) {
-        return dir.status();
-    }
-    std::unique_ptr<Cluster> owner;
-    auto cluster = startCluster(owner, dir->path());
+    auto cluster = Cluster::start("lutra-soak-restart");
     if (!cluster) {
         return cluster.status();
     }
@@ -236,12 +240,7 @@ Status soakDatapathRestart(std::uint64_t seed, unsigned cycles, SoakTally &tally
 
 Status soakNodeStop(std::uint64_t seed, unsigned cycles, SoakTally &tally)
 {
-    auto dir = TempDir::create("lutra-soak-stop");
-    if (!dir) {
-        return dir.status();
-    }
-    std::unique_ptr<Cluster> owner;
-    auto cluster = startCluster(owner, dir->path());
+    auto cluster = Cluster::start("lutra-soak-stop");
     if (!cluster) {
         return cluster.status();
     }
