@@ -1,5 +1,7 @@
 #include "ctld_process.h"
 
+#include "target_process.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -103,24 +105,7 @@ Result<std::unique_ptr<CtldProcess>> CtldProcess::spawn(const Options &options)
 
 Result<int> CtldProcess::stop(int signal, std::chrono::milliseconds timeout)
 {
-    if (m_pid <= 0) {
-        return Status(Errc::failed_precondition, "lutra-ctld is not running");
-    }
-    ::kill(m_pid, signal);
-    ::kill(m_pid, SIGCONT); // a stopped process acts on SIGTERM only once continued
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        int status = 0;
-        if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
-            m_pid = -1;
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        }
-        if (std::chrono::steady_clock::now() >= deadline) {
-            return Status(Errc::timeout, "lutra-ctld did not exit within " +
-                                             std::to_string(timeout.count()) + " ms");
-        }
-        ::usleep(2000);
-    }
+    return stopChild(m_pid, signal, timeout, "lutra-ctld");
 }
 
 void CtldProcess::signal(int signal) const noexcept

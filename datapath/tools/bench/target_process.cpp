@@ -164,26 +164,32 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::spawn(Options options)
     return process;
 }
 
-Result<int> TargetProcess::stop(int signal, std::chrono::milliseconds timeout)
+Result<int> stopChild(pid_t &pid, int signal, std::chrono::milliseconds timeout,
+                      const std::string &name)
 {
-    if (m_pid <= 0) {
-        return Status(Errc::failed_precondition, "lutra-target is not running");
+    if (pid <= 0) {
+        return Status(Errc::failed_precondition, name + " is not running");
     }
-    ::kill(m_pid, signal);
+    ::kill(pid, signal);
+    ::kill(pid, SIGCONT); // a stopped process acts on SIGTERM only once continued
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         int status = 0;
-        const pid_t done = ::waitpid(m_pid, &status, WNOHANG);
-        if (done == m_pid) {
-            m_pid = -1;
+        if (::waitpid(pid, &status, WNOHANG) == pid) {
+            pid = -1;
             return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         }
         if (std::chrono::steady_clock::now() >= deadline) {
-            return Status(Errc::timeout, "lutra-target did not exit within " +
-                                             std::to_string(timeout.count()) + " ms");
+            return Status(Errc::timeout,
+                          name + " did not exit within " + std::to_string(timeout.count()) + " ms");
         }
-        ::usleep(5000);
+        ::usleep(2000);
     }
+}
+
+Result<int> TargetProcess::stop(int signal, std::chrono::milliseconds timeout)
+{
+    return stopChild(m_pid, signal, timeout, "lutra-target");
 }
 
 TargetProcess::~TargetProcess()

@@ -55,6 +55,12 @@ private:
     std::string m_controlSocket;
 };
 
+// Sends `signal` to the child `pid` (and SIGCONT, so a stopped one acts on it), waits up to
+// `timeout` for its exit and reaps it (pid becomes -1); returns the exit code (128 + signal
+// number when killed by one). `name` is for the error.
+Result<int> stopChild(pid_t &pid, int signal, std::chrono::milliseconds timeout,
+                      const std::string &name);
+
 // `count` lutra-targets named ost0, ost1, ... serving <dir>/ost0, <dir>/ost1, ... (created);
 // `base` gives everything else (binary, raw baseline, run dir).
 Result<std::vector<std::unique_ptr<TargetProcess>>>
