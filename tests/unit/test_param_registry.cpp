@@ -292,6 +292,20 @@ private slots:
         QCOMPARE(m_ost1.maxPages.load(), 256);
     }
 
+    void valueAndActionOfOneParameterBothRun()
+    {
+        auto result = m_registry->set(batch({{"ldlm.namespaces.ost0.lru_size", "100"},
+                                             {"ldlm.namespaces.ost0.lru_size", "clear"},
+                                             {"ldlm.namespaces.ost0.lru_size", "200"}}),
+                                      "t");
+        QVERIFY(result.status.ok());
+        QCOMPARE(result.results.size(), std::size_t(2));
+        QCOMPARE(result.results[0].requested, std::string("200"));
+        QCOMPARE(result.results[1].requested, std::string("clear"));
+        QCOMPARE(m_lruSize.load(), 200);
+        QCOMPARE(m_lruClears.load(), 1);
+    }
+
     void notificationSaysWhoChangedWhat()
     {
         std::vector<ChangeEvent> events;

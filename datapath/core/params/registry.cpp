@@ -171,45 +171,25 @@ BatchResult Registry::set(std::span<const Assignment> batch, std::string_view pr
     std::shared_lock lock(m_mutex);
     BatchResult result;
 
-    // 1. Validate everything; remember the plan, later assignments replacing earlier ones.
-    std::vector<Planned> plan;
-    for (const auto &assignment : batch) {
-        auto glob = Glob::compile(assignment.pattern);
-        if (!glob) {
-            result.errors.push_back(glob.status());
-            continue;
+    // 1. Plan (validate everything): the same function ctld and the console plan with.
+    const BatchPlan batchPlan = planBatch(batch, [this](const Glob &glob) {
+        std::vector<const Spec *> specs;
+        for (const Entry *entry : match(glob, false)) {
+            specs.push_back(&entry->spec);
         }
-        const auto entries = match(*glob, false);
-        if (entries.empty()) {
-            result.errors.push_back(noMatch(assignment.pattern));
-            continue;
-        }
-        for (const Entry *entry : entries) {
-            if (!entry->spec.writable) {
-                result.errors.push_back(
-                    {Errc::permission_denied, entry->spec.name + " is read-only"});
-                continue;
-            }
-            auto parsed = parseValue(entry->spec, assignment.value);
-            if (!parsed) {
-                result.errors.push_back(parsed.status());
-                continue;
-            }
-            std::string requested =
-                parsed->isSpecial() ? parsed->special : formatValue(entry->spec, parsed->value);
-            Planned item{entry, std::move(parsed).value(), std::move(requested)};
-            const auto same = std::find_if(plan.begin(), plan.end(),
-                                           [&](const Planned &p) { return p.entry == entry; });
-            if (same != plan.end()) {
-                *same = std::move(item);
-            } else {
-                plan.push_back(std::move(item));
-            }
-        }
+        return specs;
+    });
+    for (const auto &error : batchPlan.errors) {
+        result.errors.push_back(error.status);
     }
     if (!result.errors.empty()) {
         result.status = Status(result.errors.front().code(), joinMessages(result.errors));
         return result;
+    }
+    std::vector<Planned> plan;
+    plan.reserve(batchPlan.items.size());
+    for (const auto &item : batchPlan.items) {
+        plan.push_back({&m_entries.find(item.spec->name)->second, item});
     }
     if (plan.empty()) {
         return result;
@@ -217,7 +197,7 @@ BatchResult Registry::set(std::span<const Assignment> batch, std::string_view pr
 
     // 2. Apply: values in order, then special actions (they cannot be undone).
     std::stable_partition(plan.begin(), plan.end(),
-                          [](const Planned &p) { return !p.value.isSpecial(); });
+                          [](const Planned &p) { return !p.planned.isSpecial(); });
     result.results.reserve(plan.size());
     std::vector<Value> oldValues;
     oldValues.reserve(plan.size());
@@ -225,19 +205,20 @@ BatchResult Registry::set(std::span<const Assignment> batch, std::string_view pr
         Value old = item.entry->binding.read();
         SetResult entryResult;
         entryResult.name = item.entry->spec.name;
-        entryResult.oldValue = item.value.isSpecial() && item.entry->spec.type == Type::counters
+        entryResult.oldValue = item.planned.isSpecial() && item.entry->spec.type == Type::counters
                                    ? std::string()
                                    : formatValue(item.entry->spec, old);
-        entryResult.requested = item.requested;
-        entryResult.special = item.value.isSpecial();
+        entryResult.requested = item.planned.requested;
+        entryResult.special = item.planned.isSpecial();
         result.results.push_back(std::move(entryResult));
         oldValues.push_back(std::move(old));
     }
     std::size_t applied = 0;
     for (; applied < plan.size(); ++applied) {
         const auto &item = plan[applied];
-        Status status = item.value.isSpecial() ? item.entry->binding.action(item.value.special)
-                                               : item.entry->binding.apply(item.value.value);
+        Status status = item.planned.isSpecial()
+                            ? item.entry->binding.action(item.planned.value.special)
+                            : item.entry->binding.apply(item.planned.value.value);
         if (!status) {
             result.results[applied].status = status.withContext(item.entry->spec.name);
             result.errors.push_back(result.results[applied].status);
@@ -248,7 +229,7 @@ BatchResult Registry::set(std::span<const Assignment> batch, std::string_view pr
         // Restore in reverse order; special actions already run cannot be undone.
         for (std::size_t i = applied; i-- > 0;) {
             const auto &item = plan[i];
-            if (item.value.isSpecial()) {
+            if (item.planned.isSpecial()) {
                 continue;
             }
             Status restored = item.entry->binding.apply(oldValues[i]);

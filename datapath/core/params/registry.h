@@ -7,6 +7,7 @@
 
 #include "core/params/counters.h"
 #include "core/params/glob.h"
+#include "core/params/plan.h"
 #include "core/params/spec.h"
 #include "core/params/value.h"
 
@@ -32,11 +33,6 @@ struct Binding {
 struct Reading {
     std::string name;
     std::string value; // canonical text; a counter block renders in Lustre's stats format
-};
-
-struct Assignment {
-    std::string pattern; // a name or a glob
-    std::string value;   // as the admin wrote it
 };
 
 // What happened to one parameter of a batch.
@@ -87,10 +83,10 @@ public:
     Result<std::vector<std::pair<std::string, CounterSnapshot>>>
     counters(std::string_view pattern, bool recursive = false) const;
 
-    // Atomic batch set. Every assignment is validated first (pattern, match, writable, value);
-    // if any is wrong nothing changes and every error is reported. Then values are applied in
-    // order, special actions (clear) last; if an apply fails, what was applied is restored.
-    // A later assignment to the same parameter replaces an earlier one, as with lctl.
+    // Atomic batch set. The batch is planned first (planBatch: pattern, match, writable, value);
+    // if anything is wrong nothing changes and every error is reported. Then values are applied
+    // in order, special actions (clear) last; if an apply fails, what was applied is restored.
+    // A later value of the same parameter replaces an earlier one, as with lctl.
     BatchResult set(std::span<const Assignment> batch, std::string_view principal);
 
     // Change notifications, delivered after each batch that reached the apply stage, on the
@@ -120,8 +116,7 @@ private:
     };
     struct Planned {
         const Entry *entry;
-        ParsedValue value;
-        std::string requested;
+        PlannedValue planned;
     };
 
     std::vector<const Entry *> match(const Glob &glob, bool recursive) const;
