@@ -1,7 +1,11 @@
 #pragma once
 // The cluster file: which ctlds the console connects to, grouped, with the credentials to use.
+// Parsed by ctld/client/cluster_file.h (shared with `lutractl prometheus-targets`); this is
+// the console's view of it.
 //
 //   name: demo                      # optional, shown in the title bar
+//   prometheus: http://prom:9090    # optional: the cluster views chart fleet aggregates from
+//                                   # PromQL and stream only the nodes on screen
 //   token_file: /etc/lutra/console.token   # defaults for every group
 //   tls: {ca: ca.crt, cert: console.crt, key: console.key}
 //   timeout: 10s                  # deadline of every call to a node (500ms .. 10m)
@@ -19,6 +23,7 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
+#include <QUrl>
 
 namespace lutra::console {
 
@@ -30,6 +35,7 @@ struct ClusterNode {
 struct ClusterFile {
     QString name;
     QString path;             // where it was read from ("" for -H)
+    QUrl prometheus;          // the Prometheus that scrapes these ctlds; empty: none
     QList<ClusterNode> nodes; // in file order, each address once
     QStringList groups;
 

@@ -1,140 +1,21 @@
 #include "cli/prometheus_targets.h"
 
+#include "client/cluster_file.h"
 #include "client/fan_out.h"
 #include "client/hostlist.h"
 
 #include <grpcpp/grpcpp.h>
-#include <yaml-cpp/yaml.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <regex>
 #include <set>
-#include <sstream>
 
 namespace lutra::ctld {
 
 namespace {
-
-constexpr int kDefaultCtldPort = 7370; // the cluster file's default, as in the console
-
-class Errors {
-public:
-    explicit Errors(std::string file) : m_file(std::move(file)) {}
-    void add(const YAML::Mark &mark, const std::string &message)
-    {
-        m_text += (m_text.empty() ? "" : "\n") + m_file + ":" + std::to_string(mark.line + 1) +
-                  ":" + std::to_string(mark.column + 1) + ": " + message;
-    }
-    bool empty() const { return m_text.empty(); }
-    const std::string &text() const { return m_text; }
-
-private:
-    std::string m_file;
-    std::string m_text;
-};
-
-bool scalar(const YAML::Node &node, const std::string &key, std::string &out, Errors &errors)
-{
-    if (!node.IsScalar()) {
-        errors.add(node.Mark(), "'" + key + "' must be a single value");
-        return false;
-    }
-    out = node.Scalar();
-    return true;
-}
-
-// "10s", "500ms", "2m" within 500ms .. 10m (the console's rule); 0 when the text is not one.
-std::int64_t parseTimeoutMs(const std::string &text)
-{
-    static const std::regex pattern(R"(^\s*(\d+)(ms|s|m)\s*$)");
-    std::smatch match;
-    if (!std::regex_match(text, match, pattern) || match[1].length() > 9) {
-        return 0;
-    }
-    const std::int64_t value = std::stoll(match[1]);
-    const std::int64_t ms = match[2] == "ms"  ? value
-                            : match[2] == "s" ? value * 1000
-                                              : value * 60'000;
-    return ms >= 500 && ms <= 600'000 ? ms : 0;
-}
-
-std::string resolve(const std::string &path, const std::filesystem::path &baseDir)
-{
-    if (path.empty() || std::filesystem::path(path).is_absolute()) {
-        return path;
-    }
-    return (baseDir / path).lexically_normal().native();
-}
-
-// token_file, tls and timeout, at the top level or in a group (the console's readCredentials).
-void readCredentials(const YAML::Node &map, ClientOptions &credentials,
-                     const std::filesystem::path &baseDir, Errors &errors)
-{
-    if (const auto timeout = map["timeout"]) {
-        std::string value;
-        if (scalar(timeout, "timeout", value, errors)) {
-            const auto ms = parseTimeoutMs(value);
-            if (ms == 0) {
-                errors.add(timeout.Mark(),
-                           "'timeout' is '" + value + "': give 500ms .. 10m, e.g. 10s, 500ms, 2m");
-            } else {
-                credentials.timeout = std::chrono::milliseconds(ms);
-            }
-        }
-    }
-    if (const auto token = map["token_file"]) {
-        std::string value;
-        if (scalar(token, "token_file", value, errors)) {
-            credentials.tokenFile = resolve(value, baseDir);
-        }
-    }
-    if (const auto tls = map["tls"]) {
-        if (!tls.IsMap()) {
-            errors.add(tls.Mark(), "'tls' must be a map with ca, cert, key");
-            return;
-        }
-        for (const auto &entry : tls) {
-            const auto key = entry.first.Scalar();
-            std::string value;
-            if (!scalar(entry.second, "tls." + key, value, errors)) {
-                continue;
-            }
-            if (key == "ca") {
-                credentials.tlsCa = resolve(value, baseDir);
-            } else if (key == "cert") {
-                credentials.tlsCert = resolve(value, baseDir);
-            } else if (key == "key") {
-                credentials.tlsKey = resolve(value, baseDir);
-            } else {
-                errors.add(entry.first.Mark(),
-                           "unknown key 'tls." + key + "' (known: ca, cert, key)");
-            }
-        }
-        if (credentials.tlsCert.empty() != credentials.tlsKey.empty()) {
-            errors.add(tls.Mark(), "'tls' needs both cert and key for a client certificate");
-        }
-    }
-}
-
-// Every "host:port" of a hostlist; port 7370 when none is given.
-Result<std::vector<std::string>> expandAddresses(const std::string &hostlist)
-{
-    auto expanded = expandHostlist(hostlist);
-    if (!expanded) {
-        return expanded.status();
-    }
-    for (auto &address : *expanded) {
-        if (!address.starts_with("unix:") && address.find(':') == std::string::npos) {
-            address += ":" + std::to_string(kDefaultCtldPort);
-        }
-    }
-    return expanded;
-}
 
 ScrapeTarget targetFor(const std::string &address, const std::string &cluster,
                        const std::string &group, const ClientOptions &credentials)
@@ -236,103 +117,40 @@ std::string prometheusLabelName(const std::string &name)
 
 Result<ClusterTargets> readClusterTargets(const std::string &path, const ClientOptions &defaults)
 {
-    std::ifstream in(path);
-    if (!in) {
-        return Status(Errc::not_found, path + ": cannot read: " + std::strerror(errno));
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto baseDir = std::filesystem::absolute(path).parent_path();
-    Errors errors(path);
-    YAML::Node root;
-    try {
-        root = YAML::Load(text.str());
-    } catch (const YAML::Exception &error) {
-        errors.add(error.mark, error.msg);
-        return Status(Errc::invalid_argument, errors.text());
-    }
-    if (!root.IsMap()) {
-        return Status(Errc::invalid_argument,
-                      path + ":1:1: a cluster file is a map with 'groups' (and optionally name, "
-                             "token_file, tls)");
+    auto parsed = loadClusterFile(path);
+    if (!parsed.ok()) {
+        std::string text;
+        for (const auto &error : parsed.errors) {
+            text += (text.empty() ? "" : "\n") + error;
+        }
+        const auto errc =
+            parsed.errors.size() == 1 && parsed.errors.front().starts_with(path + ": cannot read")
+                ? Errc::not_found
+                : Errc::invalid_argument;
+        return Status(errc, text);
     }
     ClusterTargets cluster;
-    ClientOptions fileDefaults = defaults;
-    readCredentials(root, fileDefaults, baseDir, errors);
-    for (const auto &entry : root) {
-        const auto key = entry.first.Scalar();
-        if (key == "name") {
-            scalar(entry.second, key, cluster.name, errors);
-        } else if (key != "groups" && key != "token_file" && key != "tls" && key != "timeout") {
-            errors.add(entry.first.Mark(),
-                       "unknown key '" + key + "' (known: name, token_file, tls, timeout, groups)");
-        }
-    }
-    const auto groups = root["groups"];
-    if (!groups) {
-        errors.add(root.Mark(), "no 'groups': list the nodes as groups: [{name, hosts}]");
-    } else if (!groups.IsSequence()) {
-        errors.add(groups.Mark(), "'groups' must be a list of {name, hosts}");
-    } else {
-        std::set<std::string> seen;
-        std::size_t groupCount = 0;
-        for (const auto &group : groups) {
-            if (!group.IsMap()) {
-                errors.add(group.Mark(), "a group is a map with name and hosts");
-                continue;
+    cluster.name = parsed.contents.name;
+    for (const auto &node : parsed.contents.nodes) {
+        ClientOptions credentials = defaults;
+        const auto set = [](std::string &to, const std::string &from) {
+            if (!from.empty()) {
+                to = from;
             }
-            ++groupCount;
-            ClientOptions credentials = fileDefaults;
-            readCredentials(group, credentials, baseDir, errors);
-            std::string name;
-            std::vector<std::string> addresses;
-            for (const auto &entry : group) {
-                const auto key = entry.first.Scalar();
-                if (key == "name") {
-                    scalar(entry.second, key, name, errors);
-                } else if (key == "hosts") {
-                    std::string hosts;
-                    if (!scalar(entry.second, key, hosts, errors)) {
-                        continue;
-                    }
-                    auto expanded = expandAddresses(hosts);
-                    if (!expanded) {
-                        errors.add(entry.second.Mark(), expanded.status().message());
-                        continue;
-                    }
-                    for (const auto &address : *expanded) {
-                        if (!seen.insert(address).second) {
-                            errors.add(entry.second.Mark(), address + " is listed twice");
-                            continue;
-                        }
-                        addresses.push_back(address);
-                    }
-                } else if (key != "token_file" && key != "tls" && key != "timeout") {
-                    errors.add(entry.first.Mark(), "unknown key '" + key +
-                                                       "' in a group (known: name, hosts, "
-                                                       "token_file, tls, timeout)");
-                }
-            }
-            if (!group["hosts"]) {
-                errors.add(group.Mark(), "a group needs 'hosts' (a hostlist: node[001-064])");
-            }
-            if (name.empty()) {
-                name = "group" + std::to_string(groupCount);
-            }
-            for (const auto &address : addresses) {
-                cluster.targets.push_back(targetFor(address, cluster.name, name, credentials));
-            }
-        }
-    }
-    if (!errors.empty()) {
-        return Status(Errc::invalid_argument, errors.text());
+        };
+        set(credentials.tokenFile, node.credentials.tokenFile);
+        set(credentials.tlsCa, node.credentials.tlsCa);
+        set(credentials.tlsCert, node.credentials.tlsCert);
+        set(credentials.tlsKey, node.credentials.tlsKey);
+        credentials.timeout = node.credentials.timeout.value_or(defaults.timeout);
+        cluster.targets.push_back(targetFor(node.address, cluster.name, node.group, credentials));
     }
     return cluster;
 }
 
 Result<ClusterTargets> hostlistTargets(const std::string &hostlist, const ClientOptions &defaults)
 {
-    auto addresses = expandAddresses(hostlist);
+    auto addresses = expandCtldAddresses(hostlist);
     if (!addresses) {
         return Status(Errc::invalid_argument,
                       "-H " + hostlist + ": " + addresses.status().message());

@@ -60,7 +60,14 @@ private slots:
         QTest::addColumn<QString>("error");
         QTest::newRow("unknown top key") << "groups: [{hosts: n1}]\nnodes: n[1-2]\n"
                                          << "c.yaml:2:1: unknown key 'nodes' (known: name, "
-                                            "token_file, tls, timeout, groups)";
+                                            "prometheus, token_file, tls, timeout, groups)";
+        QTest::newRow("prometheus not http") << "prometheus: prom:9090\ngroups: [{hosts: n1}]\n"
+                                             << "c.yaml:1:13: 'prometheus' ";
+        QTest::newRow("prometheus with a query")
+            << "groups: [{hosts: n1}]\nprometheus: http://prom:9090/?q=1\n"
+            << "c.yaml:2:13: 'prometheus' ";
+        QTest::newRow("prometheus a list") << "prometheus: [a]\ngroups: [{hosts: n1}]\n"
+                                           << "c.yaml:1:13: 'prometheus' must be a single value";
         QTest::newRow("bad timeout") << "timeout: 10 parsecs\ngroups: [{hosts: n1}]\n"
                                      << "c.yaml:1:10: 'timeout' is '10 parsecs'";
         QTest::newRow("timeout too short") << "groups: [{hosts: n1, timeout: 10ms}]\n"
@@ -94,6 +101,17 @@ private slots:
         QVERIFY(!parsed.ok());
         QVERIFY(parsed.file.nodes.isEmpty());
         QVERIFY2(parsed.errors.first().startsWith(error), qPrintable(parsed.errors.join('\n')));
+    }
+
+    void prometheusUrlIsKept()
+    {
+        const auto parsed = ClusterFile::parse("prometheus: https://ops.example/prometheus/\n"
+                                               "groups: [{hosts: n1}]\n",
+                                               "c.yaml");
+        QVERIFY2(parsed.ok(), qPrintable(parsed.errors.join('\n')));
+        QCOMPARE(parsed.file.prometheus, QUrl("https://ops.example/prometheus/"));
+        const auto without = ClusterFile::parse("groups: [{hosts: n1}]\n", "c.yaml");
+        QVERIFY(without.file.prometheus.isEmpty());
     }
 
     void everyErrorIsReportedAtOnce()

@@ -64,6 +64,7 @@ QMap<QString, QVariantMap> targetsOf(const QByteArray &json)
 
 const QByteArray kClusterFile = R"(# like config/cluster.yaml
 name: test site
+prometheus: http://prom:9090    # the console's; this command accepts and ignores it
 token_file: tokens/console
 timeout: 10s
 groups:
