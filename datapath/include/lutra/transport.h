@@ -30,7 +30,7 @@ namespace lutra::transport {
 
 // Bumped whenever anything in this header changes layout or meaning. The loader refuses a plugin
 // built against another version.
-inline constexpr std::uint32_t kAbiVersion = 1;
+inline constexpr std::uint32_t kAbiVersion = 2; // 2: Connection::bulkPutFile
 inline constexpr std::size_t kMaxBulkDescriptorBytes = 128;
 // Segments in one bulk transfer (LNet's LNET_MAX_IOV).
 inline constexpr std::size_t kMaxBulkSegments = 256;
@@ -91,6 +91,14 @@ struct Segment {
     void *address = nullptr;
     std::size_t length = 0;
     std::uint64_t region = 0;
+};
+
+// Bytes of an open file, for a bulk put the transport may send without copying them through
+// user memory (tcp: sendfile). Bytes past the end of the file are sent as zeros.
+struct FileRange {
+    int fd = -1;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
 };
 
 // Which operation the peer may perform on exposed memory.
@@ -179,6 +187,18 @@ public:
     // until onBulkDone(tag).
     virtual Status bulkPut(const BulkDescriptor &remote, std::span<const Segment> local,
                            std::uint64_t tag, Deadline deadline) noexcept = 0;
+    // bulkPut of a file's bytes (a target serving a read from its page cache). `file.fd` must stay
+    // open until onBulkDone(tag). A transport that cannot do better than reading into memory
+    // answers unimplemented without side effects, and the host reads and calls bulkPut instead.
+    virtual Status bulkPutFile(const BulkDescriptor &remote, const FileRange &file,
+                               std::uint64_t tag, Deadline deadline) noexcept
+    {
+        (void)remote;
+        (void)file;
+        (void)tag;
+        (void)deadline;
+        return {Errc::unimplemented, "this transport has no file bulk put"};
+    }
     // Reads the peer's exposed memory (exposed with getFrom) into `local`: the first
     // sum(local.length) bytes. `local` must stay valid until onBulkDone(tag).
     virtual Status bulkGet(const BulkDescriptor &remote, std::span<const Segment> local,
