@@ -3,6 +3,7 @@
 #include "tcp_internal.h"
 
 #include <sys/epoll.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -65,22 +66,32 @@ bool TcpConnection::waitLocked(std::unique_lock<std::mutex> &lock, Deadline dead
     return true;
 }
 
-void TcpConnection::armWriteLocked() noexcept
+void TcpConnection::wakeWriterLocked() noexcept
 {
-    if (m_writeArmed || m_fd < 0) {
+    // EPOLLOUT armed: the socket is full and its event resumes writing. Queued: the I/O thread
+    // will look at this connection anyway.
+    if (m_writeArmed || m_writeQueued || m_fd < 0) {
         return;
     }
-    // Asking for EPOLLOUT is the wake-up: the I/O thread does all socket writes.
+    m_writeQueued = true;
+    m_thread.queueWrite(shared_from_this());
+}
+
+void TcpConnection::setEpollOutLocked(bool on) noexcept
+{
+    if (m_writeArmed == on || m_fd < 0) {
+        return;
+    }
     epoll_event event{};
-    event.events = EPOLLIN | EPOLLOUT;
+    event.events = on ? EPOLLIN | EPOLLOUT : EPOLLIN;
     event.data.ptr = static_cast<Pollable *>(this);
     epoll_ctl(m_thread.epollFd(), EPOLL_CTL_MOD, m_fd, &event);
-    m_writeArmed = true;
+    m_writeArmed = on;
 }
 
 bool TcpConnection::pushTxLocked(const FrameHeader &header, const iovec *payload,
                                  std::uint32_t count, std::uint64_t bytes, TxKind kind,
-                                 std::uint32_t slot) noexcept
+                                 std::uint32_t slot, const FileRange *file) noexcept
 {
     if (m_txCount == m_tx.size()) {
         return false;
@@ -93,8 +104,12 @@ bool TcpConnection::pushTxLocked(const FrameHeader &header, const iovec *payload
     entry.sent = 0;
     entry.kind = kind;
     entry.slot = slot;
+    entry.fileFd = file != nullptr ? file->fd : -1;
+    entry.fileOffset = file != nullptr ? file->offset : 0;
+    entry.fileEnd = false;
+    entry.fileError = 0;
     ++m_txCount;
-    armWriteLocked();
+    wakeWriterLocked();
     return true;
 }
 
@@ -208,18 +223,27 @@ void TcpConnection::unexposeBulk(const BulkDescriptor &descriptor) noexcept
 }
 
 Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
-                                std::uint64_t tag, Deadline deadline, bool isGet) noexcept
+                                const FileRange *file, std::uint64_t tag, Deadline deadline,
+                                bool isGet) noexcept
 {
     auto wire = decodeDescriptor(remote, isGet ? BulkAccess::getFrom : BulkAccess::putInto);
     if (!wire.ok()) {
         return wire.status();
     }
-    if (local.empty() || local.size() > kMaxBulkSegments) {
-        return {Errc::invalid_argument, "a bulk transfer has 1…256 segments"};
-    }
     std::uint64_t total = 0;
-    for (const auto &segment : local) {
-        total += segment.length;
+    if (file != nullptr) {
+        if (file->fd < 0 || file->length == 0) {
+            return {Errc::invalid_argument,
+                    "a file bulk put needs an open file and 1 byte or more"};
+        }
+        total = file->length;
+    } else {
+        if (local.empty() || local.size() > kMaxBulkSegments) {
+            return {Errc::invalid_argument, "a bulk transfer has 1…256 segments"};
+        }
+        for (const auto &segment : local) {
+            total += segment.length;
+        }
     }
     if (total > wire->length) {
         return {Errc::out_of_range, "bulk of " + std::to_string(total) + " bytes exceeds the " +
@@ -246,7 +270,7 @@ Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Se
     op.active = true;
     op.isGet = isGet;
     ++op.generation;
-    op.count = static_cast<std::uint32_t>(local.size());
+    op.count = static_cast<std::uint32_t>(local.size()); // 0 for a file put
     op.total = total;
     op.tag = tag;
     for (std::size_t i = 0; i < local.size(); ++i) {
@@ -262,7 +286,7 @@ Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Se
     } else {
         header.type = static_cast<std::uint8_t>(FrameType::putData);
         header.length = total;
-        pushTxLocked(header, op.iov, op.count, total, TxKind::put, slot);
+        pushTxLocked(header, op.iov, op.count, total, TxKind::put, slot, file);
     }
     return {};
 }
@@ -270,13 +294,19 @@ Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Se
 Status TcpConnection::bulkPut(const BulkDescriptor &remote, std::span<const Segment> local,
                               std::uint64_t tag, Deadline deadline) noexcept
 {
-    return startBulk(remote, local, tag, deadline, false);
+    return startBulk(remote, local, nullptr, tag, deadline, false);
 }
 
 Status TcpConnection::bulkGet(const BulkDescriptor &remote, std::span<const Segment> local,
                               std::uint64_t tag, Deadline deadline) noexcept
 {
-    return startBulk(remote, local, tag, deadline, true);
+    return startBulk(remote, local, nullptr, tag, deadline, true);
+}
+
+Status TcpConnection::bulkPutFile(const BulkDescriptor &remote, const FileRange &file,
+                                  std::uint64_t tag, Deadline deadline) noexcept
+{
+    return startBulk(remote, {}, &file, tag, deadline, false);
 }
 
 // ---- I/O thread
@@ -297,12 +327,69 @@ void TcpConnection::protocolError(std::string_view what) noexcept
     teardown({Errc::protocol_error, std::string(what) + " from " + m_peer});
 }
 
+void TcpConnection::onWriteQueued() noexcept
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_writeQueued = false;
+    }
+    onWritable();
+}
+
+// Writes the head entry's file payload (its header is on the wire) straight from the file's
+// page cache into the socket. The bytes written, or -1: stop writing for now (socket full, or
+// torn down).
+std::int64_t TcpConnection::sendFilePayload(int fd) noexcept
+{
+    int fileFd;
+    off_t offset;
+    std::uint64_t left;
+    {
+        std::lock_guard lock(m_mutex);
+        const TxEntry &entry = m_tx[m_txHead];
+        fileFd = entry.fileFd;
+        const std::uint64_t done = entry.sent - kHeaderSize;
+        offset = static_cast<off_t>(entry.fileOffset + done);
+        left = entry.payloadBytes - done;
+    }
+    const ssize_t n = ::sendfile(fd, fileFd, &offset, std::min<std::uint64_t>(left, kWriteBudget));
+    if (n > 0) {
+        return completeWritten(static_cast<std::uint64_t>(n)) ? n : -1;
+    }
+    const int error = n == 0 ? 0 : errno;
+    if (error == EINTR) {
+        return 0;
+    }
+    if (wouldBlock(error)) {
+        std::lock_guard lock(m_mutex);
+        setEpollOutLocked(true);
+        return -1;
+    }
+    if (error == EPIPE || error == ECONNRESET || error == ENOTCONN) {
+        teardown({Errc::unavailable, "send to " + m_peer + " failed: " + errnoText(error)});
+        return -1;
+    }
+    // End of file (the file shrank) or a read error: zeros fill the promised length.
+    std::lock_guard lock(m_mutex);
+    if (m_state == State::closed) {
+        return -1;
+    }
+    TxEntry &entry = m_tx[m_txHead];
+    entry.fileEnd = true;
+    entry.fileError = error;
+    return 0;
+}
+
 void TcpConnection::onWritable() noexcept
 {
+    // Zeros for a file put cut short; the frame's length was promised in its header.
+    static const std::array<std::byte, kScratchSize> zeros{};
     std::size_t budget = kWriteBudget;
     while (budget > 0) {
         std::size_t used = 0;
         int fd = -1;
+        bool fileHead = false; // the head entry's payload goes with sendfile
+        bool more = false;     // a file payload follows what this call writes
         {
             std::lock_guard lock(m_mutex);
             if (m_state == State::closed) {
@@ -321,77 +408,117 @@ void TcpConnection::onWritable() noexcept
                 } else {
                     offset -= kHeaderSize;
                 }
+                if (entry.fileFd >= 0 && !entry.fileEnd) {
+                    fileHead = used == 0;
+                    more = !fileHead;
+                    break;
+                }
+                if (entry.fileFd >= 0) {
+                    for (std::uint64_t left = entry.payloadBytes - offset;
+                         left > 0 && used < kIovBatch;) {
+                        const std::size_t piece = std::min<std::uint64_t>(left, zeros.size());
+                        m_txIov[used++] = {const_cast<std::byte *>(zeros.data()), piece};
+                        left -= piece;
+                    }
+                    continue;
+                }
                 used += sliceIov(entry.payload, entry.payloadCount, offset,
                                  entry.payloadBytes - offset, &m_txIov[used], kIovBatch - used);
             }
-            if (used == 0) {
-                epoll_event event{};
-                event.events = EPOLLIN;
-                event.data.ptr = static_cast<Pollable *>(this);
-                epoll_ctl(m_thread.epollFd(), EPOLL_CTL_MOD, m_fd, &event);
-                m_writeArmed = false;
+            if (used == 0 && !fileHead) {
+                setEpollOutLocked(false);
                 return;
             }
+        }
+        if (fileHead) {
+            const std::int64_t n = sendFilePayload(fd);
+            if (n < 0) {
+                return;
+            }
+            budget -= std::min(budget, static_cast<std::size_t>(n));
+            continue;
         }
         msghdr message{};
         message.msg_iov = m_txIov.data();
         message.msg_iovlen = used;
-        const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+        const ssize_t n =
+            ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT | (more ? MSG_MORE : 0));
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
             }
             if (wouldBlock(errno)) {
+                std::lock_guard lock(m_mutex);
+                setEpollOutLocked(true);
                 return;
             }
             teardown({Errc::unavailable, "send to " + m_peer + " failed: " + errnoText(errno)});
             return;
         }
         budget -= std::min(budget, static_cast<std::size_t>(n));
-
-        m_doneTags.clear();
-        bool freed = false;
-        {
-            std::lock_guard lock(m_mutex);
-            if (m_state == State::closed) {
-                return;
-            }
-            std::uint64_t written = static_cast<std::uint64_t>(n);
-            while (written > 0 && m_txCount > 0) {
-                TxEntry &entry = m_tx[m_txHead];
-                const std::uint64_t left = kHeaderSize + entry.payloadBytes - entry.sent;
-                if (written < left) {
-                    entry.sent += written;
-                    break;
-                }
-                written -= left;
-                m_txHead = (m_txHead + 1) % m_tx.size();
-                --m_txCount;
-                switch (entry.kind) {
-                case TxKind::message:
-                    m_freeMessages.push_back(entry.slot);
-                    freed = true;
-                    break;
-                case TxKind::put:
-                    // On the wire: ordering guarantees the peer sees it before any later frame.
-                    m_doneTags.push_back(m_ops[entry.slot].tag);
-                    m_ops[entry.slot].active = false;
-                    m_freeOps.push_back(entry.slot);
-                    freed = true;
-                    break;
-                case TxKind::getData: --m_pendingGetData; break;
-                case TxKind::getRequest: // the op completes when its data arrives
-                case TxKind::control: break;
-                }
-            }
-        }
-        if (freed) {
-            m_space.notify_all();
-        }
-        for (const auto tag : m_doneTags) {
-            m_handler.onBulkDone(*this, tag, Status{});
+        if (!completeWritten(static_cast<std::uint64_t>(n))) {
+            return;
         }
     }
+    // Budget spent with frames left: come back after the other connections had their turn.
+    std::lock_guard lock(m_mutex);
+    if (m_txCount > 0) {
+        wakeWriterLocked();
+    }
+}
+
+// `written` more bytes of the ring are on the wire: retire whole frames, report puts done.
+// False when the connection is closed.
+bool TcpConnection::completeWritten(std::uint64_t written) noexcept
+{
+    m_done.clear();
+    bool freed = false;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_state == State::closed) {
+            return false;
+        }
+        while (written > 0 && m_txCount > 0) {
+            TxEntry &entry = m_tx[m_txHead];
+            const std::uint64_t left = kHeaderSize + entry.payloadBytes - entry.sent;
+            if (written < left) {
+                entry.sent += written;
+                break;
+            }
+            written -= left;
+            m_txHead = (m_txHead + 1) % m_tx.size();
+            --m_txCount;
+            switch (entry.kind) {
+            case TxKind::message:
+                m_freeMessages.push_back(entry.slot);
+                freed = true;
+                break;
+            case TxKind::put:
+                // On the wire: ordering guarantees the peer sees it before any later frame.
+                m_done.push_back({m_ops[entry.slot].tag, entry.fileError});
+                m_ops[entry.slot].active = false;
+                m_freeOps.push_back(entry.slot);
+                freed = true;
+                break;
+            case TxKind::getData: --m_pendingGetData; break;
+            case TxKind::getRequest: // the op completes when its data arrives
+            case TxKind::control: break;
+            }
+        }
+    }
+    if (freed) {
+        m_space.notify_all();
+    }
+    for (const auto &done : m_done) {
+        if (done.fileError == 0) {
+            m_handler.onBulkDone(*this, done.tag, Status{});
+        } else {
+            m_handler.onBulkDone(*this, done.tag,
+                                 {Errc::io_error, "reading the file for a bulk put failed: " +
+                                                      errnoText(done.fileError)});
+        }
+    }
+    return true;
 }
 
 void TcpConnection::onReadable() noexcept

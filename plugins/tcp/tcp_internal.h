@@ -62,10 +62,14 @@ public:
                    Deadline deadline) noexcept override;
     Status bulkGet(const BulkDescriptor &remote, std::span<const Segment> local, std::uint64_t tag,
                    Deadline deadline) noexcept override;
+    Status bulkPutFile(const BulkDescriptor &remote, const FileRange &file, std::uint64_t tag,
+                       Deadline deadline) noexcept override;
     void close() noexcept override;
 
     // Pollable (I/O thread)
     void onEvents(std::uint32_t events) noexcept override;
+    // I/O thread: the connection was taken off its thread's write list; write what is queued.
+    void onWriteQueued() noexcept;
 
     // Control path.
     // Allocates every buffer for the negotiated limits; after this the hot path allocates nothing.
@@ -89,6 +93,17 @@ private:
         std::uint64_t sent = 0; // header + payload bytes already written
         TxKind kind = TxKind::control;
         std::uint32_t slot = 0; // message slot or op slot
+        // A put from a file (bulkPutFile): the payload goes with sendfile from fileFd at
+        // fileOffset. At end of file, or on a read error, the rest is zeros (the frame length is
+        // already promised) and a read error fails the operation.
+        int fileFd = -1;
+        std::uint64_t fileOffset = 0;
+        bool fileEnd = false;
+        int fileError = 0;
+    };
+    struct Done {
+        std::uint64_t tag = 0;
+        int fileError = 0;
     };
     struct Op {
         bool active = false;
@@ -115,15 +130,23 @@ private:
     bool finishFrame() noexcept;
     void protocolError(std::string_view what) noexcept;
     bool pushTxLocked(const FrameHeader &header, const iovec *payload, std::uint32_t count,
-                      std::uint64_t bytes, TxKind kind, std::uint32_t slot) noexcept;
-    void armWriteLocked() noexcept;
+                      std::uint64_t bytes, TxKind kind, std::uint32_t slot,
+                      const FileRange *file = nullptr) noexcept;
+    // Makes sure the I/O thread will write what was queued: nothing when EPOLLOUT is armed or the
+    // connection is already on its thread's write list; otherwise onto that list.
+    void wakeWriterLocked() noexcept;
+    void setEpollOutLocked(bool on) noexcept;
+    // Writes the head entry's file payload with sendfile: bytes written, -1 to stop for now.
+    std::int64_t sendFilePayload(int fd) noexcept;
+    bool completeWritten(std::uint64_t written) noexcept;
     bool waitLocked(std::unique_lock<std::mutex> &lock, Deadline deadline,
                     const std::vector<std::uint32_t> &freeList) noexcept;
     Status closedStatusLocked() const;
     Result<WireDescriptor> decodeDescriptor(const BulkDescriptor &descriptor,
                                             BulkAccess expected) const noexcept;
     Status startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
-                     std::uint64_t tag, Deadline deadline, bool isGet) noexcept;
+                     const FileRange *file, std::uint64_t tag, Deadline deadline,
+                     bool isGet) noexcept;
     void onHello() noexcept;
 
     std::shared_ptr<Engine> m_engine;
@@ -143,8 +166,9 @@ private:
     int m_fd = -1;
     State m_state = State::handshake;
     Status m_closeReason;
-    bool m_writeArmed = false;
-    std::vector<TxEntry> m_tx; // ring
+    bool m_writeArmed = false;  // EPOLLOUT in the epoll mask: the socket was full
+    bool m_writeQueued = false; // on the I/O thread's write list
+    std::vector<TxEntry> m_tx;  // ring
     std::size_t m_txHead = 0;
     std::size_t m_txCount = 0;
     std::vector<std::byte> m_messageBuffers; // queueDepth × maxMessageSize
@@ -170,8 +194,8 @@ private:
     std::size_t m_rxIovIndex = 0;
     std::size_t m_rxIovOffset = 0;
     std::uint64_t m_rxRemaining = 0;
-    std::uint32_t m_rxOp = UINT32_MAX;     // the get op completed by this frame
-    std::vector<std::uint64_t> m_doneTags; // put completions gathered under the lock
+    std::uint32_t m_rxOp = UINT32_MAX; // the get op completed by this frame
+    std::vector<Done> m_done;          // put completions gathered under the lock
     std::array<iovec, kIovBatch> m_txIov{};
 };
 
@@ -192,6 +216,10 @@ public:
     void runSync(const std::function<void()> &work);
     // Queues `work` for the I/O thread; false once the thread has stopped.
     [[nodiscard]] bool post(std::function<void()> work);
+    // Hot path, any thread, with the connection's mutex held: the connection has frames to
+    // write. One eventfd write wakes the thread for every connection queued until it runs (none
+    // from the I/O thread itself, which flushes the list after each epoll batch).
+    void queueWrite(std::shared_ptr<TcpConnection> connection) noexcept;
 
     // I/O thread only.
     void retire(TcpConnection *connection) noexcept;
@@ -203,6 +231,8 @@ public:
 private:
     void run() noexcept;
     void runCommands() noexcept;
+    // Writes for every connection on the write list; true when more were queued meanwhile.
+    bool flushWrites() noexcept;
 
     Engine &m_engine;
     std::size_t m_index;
@@ -217,11 +247,16 @@ private:
     std::vector<std::shared_ptr<Pollable>> m_pollables;
     std::vector<std::function<void()>> m_commands;
     bool m_stopped = false;
+    // Connections with frames to write (capacity reserved per adopted connection, so queueing
+    // does not allocate) and whether the eventfd was written since the thread last took them.
+    std::vector<std::shared_ptr<TcpConnection>> m_writeList;
+    bool m_wakePending = false;
 
     // I/O thread only: objects retired during an epoll batch, released after it so that a later
     // event in the same batch never sees a destroyed object.
     std::vector<std::shared_ptr<TcpConnection>> m_graveyard;
     std::vector<std::shared_ptr<Pollable>> m_retiredPollables;
+    std::vector<std::shared_ptr<TcpConnection>> m_writing; // the write list being flushed
 };
 
 class Engine {

@@ -446,6 +446,9 @@ Status IoThread::adopt(const std::shared_ptr<TcpConnection> &connection)
         return {Errc::io_error, "epoll_ctl: " + errnoText(errno)};
     }
     m_connections.push_back(connection);
+    // Room for every connection on the write list at once: queueWrite never allocates.
+    m_writeList.reserve(m_connections.size());
+    m_writing.reserve(m_connections.size());
     return {};
 }
 
@@ -502,6 +505,41 @@ bool IoThread::post(std::function<void()> work)
     return true;
 }
 
+void IoThread::queueWrite(std::shared_ptr<TcpConnection> connection) noexcept
+{
+    bool wake = false;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_stopped) {
+            return;
+        }
+        m_writeList.push_back(std::move(connection));
+        if (!m_wakePending && !onThread()) {
+            m_wakePending = true;
+            wake = true;
+        }
+    }
+    if (wake) {
+        const std::uint64_t one = 1;
+        [[maybe_unused]] auto n = ::write(m_wake, &one, sizeof(one));
+    }
+}
+
+bool IoThread::flushWrites() noexcept
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_writing.swap(m_writeList);
+        m_wakePending = false;
+    }
+    for (const auto &connection : m_writing) {
+        connection->onWriteQueued();
+    }
+    m_writing.clear();
+    std::lock_guard lock(m_mutex);
+    return !m_writeList.empty();
+}
+
 void IoThread::runSync(const std::function<void()> &work)
 {
     if (onThread() || !m_thread.joinable()) {
@@ -537,8 +575,11 @@ void IoThread::run() noexcept
 {
     std::array<epoll_event, kEpollBatch> events{};
     auto lastSweep = Clock::now();
+    bool writesLeft = false;
     while (!m_stop.load()) {
-        const int n = epoll_wait(m_epoll, events.data(), kEpollBatch, kEpollTimeoutMs);
+        // Writes left over from the last round (budget spent): look for events, do not sleep.
+        const int n =
+            epoll_wait(m_epoll, events.data(), kEpollBatch, writesLeft ? 0 : kEpollTimeoutMs);
         for (int i = 0; i < n; ++i) {
             if (events[i].data.ptr == nullptr) {
                 std::uint64_t count = 0;
@@ -548,6 +589,8 @@ void IoThread::run() noexcept
             }
             static_cast<Pollable *>(events[i].data.ptr)->onEvents(events[i].events);
         }
+        // Frames queued by other threads (the eventfd woke us) and by this batch's handlers.
+        writesLeft = flushWrites();
         const auto now = Clock::now();
         if (now - lastSweep >= std::chrono::milliseconds(kEpollTimeoutMs)) {
             lastSweep = now;
@@ -582,6 +625,7 @@ void IoThread::run() noexcept
     }
     std::lock_guard lock(m_mutex);
     m_pollables.clear();
+    m_writeList.clear();
     m_graveyard.clear();
     m_retiredPollables.clear();
 }
@@ -617,7 +661,7 @@ void TcpConnection::establish(const Limits &limits)
     m_exposures.resize(depth);
     m_exposureIov.resize(depth * kMaxBulkSegments);
     m_rxMessage.resize(limits.maxMessageSize);
-    m_doneTags.reserve(depth);
+    m_done.reserve(depth);
     for (std::size_t i = depth; i-- > 0;) {
         m_messageIov[i].iov_base = m_messageBuffers.data() + i * limits.maxMessageSize;
         m_ops[i].iov = &m_opIov[i * kMaxBulkSegments];
@@ -696,7 +740,7 @@ void TcpConnection::teardown(const Status &reason) noexcept
     const bool local = reason.code() == Errc::cancelled;
     m_engine->log(local ? LogLevel::debug : LogLevel::warning,
                   "connection " + m_peer + " dropped: " + reason.toString());
-    m_doneTags.clear();
+    m_done.clear();
     {
         std::lock_guard lock(m_mutex);
         m_state = State::closed;
@@ -705,7 +749,7 @@ void TcpConnection::teardown(const Status &reason) noexcept
         for (auto &op : m_ops) {
             if (op.active) {
                 op.active = false;
-                m_doneTags.push_back(op.tag);
+                m_done.push_back({op.tag, 0});
             }
         }
         if (m_fd >= 0) {
@@ -716,8 +760,8 @@ void TcpConnection::teardown(const Status &reason) noexcept
         m_txCount = 0;
     }
     m_space.notify_all();
-    for (const auto tag : m_doneTags) {
-        m_handler.onBulkDone(*this, tag, reason);
+    for (const auto &done : m_done) {
+        m_handler.onBulkDone(*this, done.tag, reason);
     }
     if (m_announced) {
         m_handler.onDisconnected(*this, reason);

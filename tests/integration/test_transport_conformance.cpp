@@ -11,10 +11,12 @@
 #include <QTest>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -523,6 +525,121 @@ private slots:
                  Errc::out_of_range);
         m_client->deregisterMemory(*clientRegion);
         m_server->deregisterMemory(*serverRegion);
+    }
+
+    // bulkPutFile: the file's bytes land in the peer's pages (past the end of file: zeros), in
+    // order with the messages around it; a file that cannot be read fails only that operation.
+    // A plugin without it answers unimplemented and the connection carries on.
+    void bulkPutFromFile()
+    {
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(client);
+        const std::uint64_t maxBulk = client->limits().maxBulkSize;
+        char path[] = "/tmp/lutra-conformance-XXXXXX";
+        const int fd = ::mkstemp(path);
+        QVERIFY(fd >= 0);
+        ::unlink(path);
+        const auto closeFile = qScopeGuard([fd] { ::close(fd); });
+        std::vector<std::byte> content(maxBulk + 12345);
+        fillPattern(content, 3);
+        QCOMPARE(::pwrite(fd, content.data(), content.size(), 0),
+                 static_cast<ssize_t>(content.size()));
+        std::vector<std::byte> pages(maxBulk);
+        auto region = m_client->registerMemory(pages.data(), pages.size());
+        QVERIFY(region.ok());
+
+        // The client exposes its pages and tells the server; the server answers `reply` after
+        // its put; returns the put's outcome.
+        std::uint64_t tag = 100;
+        const auto putFile = [&](const FileRange &file, std::uint64_t size) -> Status {
+            std::fill(pages.begin(), pages.end(), std::byte{0xee});
+            auto segments = segmentsOf({pages.data(), size}, region->id);
+            auto exposed = client->exposeBulk(segments, BulkAccess::putInto);
+            if (!exposed.ok()) {
+                return exposed.status();
+            }
+            const auto unexpose = qScopeGuard([&] { client->unexposeBulk(*exposed); });
+            auto remote = BulkDescriptor::fromBytes(exposed->view());
+            const Status started = server->bulkPutFile(*remote, file, ++tag, deadlineIn(kWait));
+            if (!started.ok()) {
+                return started;
+            }
+            if (!m_serverHandler.waitFor([&] { return m_serverHandler.bulkDone.size() == 1; })) {
+                return {Errc::timeout, "no onBulkDone"};
+            }
+            const auto done = m_serverHandler.locked<std::pair<std::uint64_t, Status>>([&] {
+                auto first = m_serverHandler.bulkDone[0];
+                m_serverHandler.bulkDone.clear();
+                return first;
+            });
+            if (done.first != tag) {
+                return {Errc::internal, "onBulkDone for another tag"};
+            }
+            // The message after the put: when it is delivered, the data is there.
+            if (auto sent = server->send(bytes("put done"), deadlineIn(kWait)); !sent.ok()) {
+                return sent;
+            }
+            if (!m_clientHandler.waitFor([&] { return !m_clientHandler.messages.empty(); })) {
+                return {Errc::timeout, "no message after the put"};
+            }
+            m_clientHandler.locked<int>([&] {
+                m_clientHandler.messages.clear();
+                return 0;
+            });
+            return done.second;
+        };
+
+        const Status first = putFile({fd, 4096, maxBulk}, maxBulk);
+        if (first.code() == Errc::unimplemented) {
+            QVERIFY(client->connected() && server->connected());
+            QVERIFY(server->send(bytes("still up"), deadlineIn(kWait)).ok());
+            QVERIFY(m_clientHandler.waitFor([&] { return !m_clientHandler.messages.empty(); }));
+            m_client->deregisterMemory(*region);
+            return;
+        }
+        QVERIFY2(first.ok(), first.toString().c_str());
+        QVERIFY(std::equal(pages.begin(), pages.end(), content.begin() + 4096));
+
+        // Across the end of the file: the file's tail, then zeros.
+        const std::uint64_t tailStart = content.size() - 5000;
+        QVERIFY(putFile({fd, tailStart, 65536}, 65536).ok());
+        QVERIFY(std::equal(pages.begin(), pages.begin() + 5000, content.begin() + tailStart));
+        QVERIFY(std::all_of(pages.begin() + 5000, pages.begin() + 65536,
+                            [](std::byte b) { return b == std::byte{0}; }));
+        QVERIFY(std::all_of(pages.begin() + 65536, pages.end(),
+                            [](std::byte b) { return b == std::byte{0xee}; }));
+
+        // A file that cannot be read (opened write-only) fails that operation, promised bytes
+        // arrive as zeros, and the connection stays up for the next put.
+        char other[] = "/tmp/lutra-conformance-XXXXXX";
+        const int scratch = ::mkstemp(other);
+        QVERIFY(scratch >= 0);
+        ::close(scratch);
+        const int writeOnly = ::open(other, O_WRONLY | O_CLOEXEC);
+        ::unlink(other);
+        QVERIFY(writeOnly >= 0);
+        const auto closeWriteOnly = qScopeGuard([writeOnly] { ::close(writeOnly); });
+        const Status unreadable = putFile({writeOnly, 0, 8192}, 8192);
+        QCOMPARE(unreadable.code(), Errc::io_error);
+        QVERIFY(client->connected() && server->connected());
+        QVERIFY(putFile({fd, 0, 8192}, 8192).ok());
+        QVERIFY(std::equal(pages.begin(), pages.begin() + 8192, content.begin()));
+
+        // Refused before anything is sent: no file, nothing to send, more than exposed.
+        auto segments = segmentsOf({pages.data(), 4096}, region->id);
+        auto exposed = client->exposeBulk(segments, BulkAccess::putInto);
+        QVERIFY(exposed.ok());
+        QCOMPARE(server->bulkPutFile(*exposed, {-1, 0, 4096}, 1, noWait()).code(),
+                 Errc::invalid_argument);
+        QCOMPARE(server->bulkPutFile(*exposed, {fd, 0, 0}, 1, noWait()).code(),
+                 Errc::invalid_argument);
+        QCOMPARE(server->bulkPutFile(*exposed, {fd, 0, 8192}, 1, noWait()).code(),
+                 Errc::out_of_range);
+        client->unexposeBulk(*exposed);
+        QVERIFY(m_serverHandler.locked<bool>([&] { return m_serverHandler.bulkDone.empty(); }));
+        m_client->deregisterMemory(*region);
     }
 
     void targetToClientCallbacks()
