@@ -522,6 +522,9 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
     }
     const engine::PageIndex readFirst = from / kPageSize;
     const engine::PageIndex readLast = (end - 1) / kPageSize;
+    // readahead_pages: only pages sent for. A page the plan names that is cached or being filled
+    // (a page two ranks' chunks share, another reader's window) is given back, not fetched again.
+    std::uint64_t fetched = 0;
     while (auto range = plan.next()) {
         for (engine::PageIndex filePage = range->first; filePage < range->end(); ++filePage) {
             if (filePage >= readFirst && filePage <= readLast) {
@@ -561,8 +564,10 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
                 continue;
             }
             fillFor(t).pages.push_back(std::move(page).value());
+            ++fetched;
         }
     }
+    readahead.onFetched(fetched);
 
     // Every target's RPCs go out before any is waited for; only the read's own are waited for.
     for (std::uint32_t t = 0; t < targets.size(); ++t) {

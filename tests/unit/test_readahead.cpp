@@ -255,9 +255,14 @@ private slots:
         read.fileSize = kMiB + 100; // 257 pages
         read.maxPagesPerRpc = 256;
         read.missingPages = 1;
-        const auto ranges = drain(ra.onRead(read));
+        auto plan = ra.onRead(read);
+        QCOMPARE(plan.pages(), 256u);
+        const auto ranges = drain(plan);
         // After the read first, then before it; split at multiples of 256 pages.
         QCOMPARE(ranges, (std::vector<PageRange>{{3, 253}, {256, 1}, {0, 2}}));
+        // readahead_pages counts what the caller fetches (onFetched), not what was planned.
+        QCOMPARE(counter(mount, ra_readahead_pages), 0u);
+        mount.onFetched(256);
         QCOMPARE(counter(mount, ra_readahead_pages), 256u);
         QCOMPARE(counter(mount, ra_readahead_to_eof), 1u);
         QCOMPARE(counter(mount, ra_readpage_not_consecutive), 1u);
@@ -328,7 +333,7 @@ private slots:
         QCOMPARE(b.onRead(read).pages(), 0u);
         QCOMPARE(counter(mount, ra_hit_max_readahead_issue), 2u);
         QCOMPARE(counter(mount, ra_failed_to_reach_end), 2u);
-        QCOMPARE(counter(mount, ra_readahead_pages), 512u);
+        QCOMPARE(counter(mount, ra_readahead_pages), 0u); // nothing fetched (no onFetched)
         QCOMPARE(mount.pagesInUse(), 256u);
 
         // Discards and failed grabs give the budget back too.

@@ -14,6 +14,11 @@ namespace {
 // touch and bring in before they reach the far end of their windows (LRU ageing), so what is
 // read ahead is read before reclaim reaches it.
 constexpr std::uint64_t kRoomShare = 4;
+// Under pressure, a stride window reaches at most this share of the cache past the read: the
+// gaps between one reader's chunks are other ranks' chunks, all cached as they are read, so a
+// page read ahead at the window's far end is reached only after the whole span came in (with
+// 8 ranks, a 200-page window spans 1600 pages of file).
+constexpr std::uint64_t kSpanShare = 2;
 // Smallest window the discard feedback shrinks a file to, in reads' worth of pages.
 constexpr std::uint64_t kMinPressureReads = 2;
 
@@ -168,6 +173,7 @@ FileReadahead::Limits FileReadahead::limits(const ReadInfo &read, std::uint64_t 
     limits.window = std::min(maxMb, m_mount->maxReadAheadPerFileMb()) * kPagesPerMiB;
     limits.wholePages = std::min(m_mount->maxReadAheadWholeMb(), maxMb) * kPagesPerMiB;
     limits.pressure = std::numeric_limits<std::uint64_t>::max();
+    limits.span = std::numeric_limits<std::uint64_t>::max();
     if (!m_mount->pressureAware()) {
         return limits;
     }
@@ -188,6 +194,7 @@ FileReadahead::Limits FileReadahead::limits(const ReadInfo &read, std::uint64_t 
             read.unreadPages != ReadInfo::kRoomUnknown ? read.unreadPages : m_mount->pagesInUse();
         const std::uint64_t share = (read.cacheRoom + unread) / kRoomShare;
         limits.pressure = std::min(limits.pressure, share > unread ? share - unread : 0);
+        limits.span = (read.cacheRoom + unread) / kSpanShare;
     }
     return limits;
 }
@@ -235,7 +242,6 @@ void FileReadahead::issued(std::uint64_t pages, bool async, bool toEof,
                            const Limits &limits) noexcept
 {
     auto &stats = m_mount->stats();
-    stats.add(ra_readahead_pages, pages);
     if (async) {
         stats.add(ra_async_readahead);
     }
@@ -438,6 +444,7 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
     // Whole chunks from m_nextChunk whose pages fit in `limit` (the first one always when
     // `atLeastOne`), stopping at EOF. Each chunk adds at least one page: a trusted stride is
     // never page-sequential.
+    const PageIndex readFirst = read.offset >> kPageShift;
     const auto fit = [&](std::uint64_t limit, bool atLeastOne) {
         Fit result;
         PageIndex emittedEnd = 0;
@@ -450,7 +457,9 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
             const PageIndex chunkEnd = std::min(pageCeil(offset + m_strideLength), filePages);
             const PageIndex chunkFirst = std::max<PageIndex>(offset >> kPageShift, emittedEnd);
             const std::uint64_t pages = chunkEnd > chunkFirst ? chunkEnd - chunkFirst : 0;
-            if (result.pages + pages > limit && !(atLeastOne && result.chunks == 0)) {
+            const bool beyondSpan = chunkEnd > readFirst && chunkEnd - readFirst > lim.span;
+            if ((result.pages + pages > limit || beyondSpan) &&
+                !(atLeastOne && result.chunks == 0)) {
                 return result;
             }
             result.pages += pages;

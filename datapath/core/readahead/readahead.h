@@ -85,6 +85,12 @@ public:
     void onFailedGrab(std::uint64_t pages) noexcept;
     // Readahead pages dropped because no covering lock was cached.
     void onFailedLockMatch(std::uint64_t pages) noexcept;
+    // Pages of a plan the caller really fetches (not cached, not being filled already):
+    // readahead_pages. Plan pages it skips go back with release().
+    void onFetched(std::uint64_t pages) noexcept
+    {
+        m_stats.add(params::catalog::ra_readahead_pages, pages);
+    }
     // The lock-free fast read path could not serve a read from the cache.
     void onFastReadFailed() noexcept { m_stats.add(params::catalog::ra_failed_to_fast_read); }
 
@@ -141,8 +147,10 @@ struct ReadInfo {
 
 // What to read ahead after one read: a value, no allocation. Walk it with next(): each range is
 // one bulk RPC (at most maxPagesPerRpc pages, never crossing a gap). `pages()` pages were
-// reserved from the mount budget: the caller gives back, with ReadaheadMount::release, those it
-// does not fetch (already cached, RPC failed), and reports failed grabs with onFailedGrab.
+// reserved from the mount budget: the caller reports those it fetches with
+// ReadaheadMount::onFetched (readahead_pages), gives back with release those it does not
+// (already cached or being filled, e.g. a page two ranks' chunks share; RPC failed), and
+// reports failed grabs with onFailedGrab.
 class ReadaheadPlan {
 public:
     bool empty() const noexcept { return m_pages == 0; }
@@ -210,6 +218,10 @@ private:
         std::uint64_t window;     // largest window, pages
         std::uint64_t wholePages; // files up to this many pages are read whole
         std::uint64_t pressure;   // what the cache signal allows, pages
+        // Under pressure: how far past the read (file pages) a stride window may reach. Other
+        // ranks fill the gaps between a reader's chunks, so the cache turns over the whole span,
+        // not only the window's own pages.
+        std::uint64_t span;
     };
 
     Limits limits(const ReadInfo &read, std::uint64_t readPages) noexcept;

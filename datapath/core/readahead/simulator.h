@@ -166,6 +166,7 @@ public:
         }
         m_stats.skipped += skipped;
         m_stats.discarded += discarded;
+        m_mount->onFetched(plan.pages() - skipped);
         m_mount->release(skipped);
         if (discarded != 0) {
             m_mount->onDiscarded(discarded);

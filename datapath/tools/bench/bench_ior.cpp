@@ -3,9 +3,11 @@
 #include "bench_ior_cluster.h"
 #include "bench_loop.h"
 #include "bench_modes.h"
+#include "core/engine/types.h"
 #include "raw_client.h"
 #include "target/raw_baseline.h"
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -221,11 +223,64 @@ Result<ReadPhase> coldRead(BenchCluster &cluster, const std::function<Result<dou
     return phase;
 }
 
+// read_ahead_stats deltas summed over several phases (rounds).
+class PhaseStats {
+public:
+    void add(const ReadPhase &phase)
+    {
+        for (const auto &[name, value] : phase.after) {
+            m_total[name] += deltaOf(phase.before, phase.after, name);
+        }
+    }
+    std::uint64_t operator[](const std::string &name) const
+    {
+        const auto it = m_total.find(name);
+        return it == m_total.end() ? 0 : it->second;
+    }
+    nlohmann::json json() const { return m_total; }
+    double hitRatio() const
+    {
+        const double hits = static_cast<double>((*this)["hits"]);
+        const double misses = static_cast<double>((*this)["misses"]);
+        return hits + misses > 0 ? hits / (hits + misses) : 0;
+    }
+    // Pages that came from the targets: read ahead (readahead_pages counts only pages sent
+    // for) plus the reads' own misses.
+    std::uint64_t fetched() const { return (*this)["readahead_pages"] + (*this)["misses"]; }
+
+private:
+    ReadAheadCounts m_total;
+};
+
+double median(std::vector<double> values)
+{
+    if (values.empty()) {
+        return 0;
+    }
+    std::sort(values.begin(), values.end());
+    const std::size_t mid = values.size() / 2;
+    return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+// Results every round-based read mode reports about what was fetched: a page fetched twice
+// shows as pages_fetched above rounds * file_pages (under pressure, a discarded page is fetched
+// again: at most read_but_discarded more).
+void reportFetched(Report &report, const PhaseStats &stats, std::uint64_t fileBytes,
+                   unsigned rounds)
+{
+    const std::uint64_t filePages = (fileBytes + engine::kPageSize - 1) / engine::kPageSize;
+    report.results["file_pages"] = filePages;
+    report.results["pages_fetched"] = stats.fetched();
+    report.results["fetched_per_file_page"] =
+        rounded(static_cast<double>(stats.fetched()) / static_cast<double>(filePages * rounds));
+}
+
 Status checkHard(const IorHardBenchOptions &ior)
 {
-    if (ior.ranks == 0 || ior.ranks > 256 || ior.segments == 0 || ior.transferBytes == 0) {
-        return Status(Errc::out_of_range, "--ranks (1..256), --segments and --transfer-bytes "
-                                          "must be positive");
+    if (ior.ranks == 0 || ior.ranks > 256 || ior.segments == 0 || ior.transferBytes == 0 ||
+        ior.rounds == 0) {
+        return Status(Errc::out_of_range, "--ranks (1..256), --segments, --transfer-bytes and "
+                                          "--rounds must be positive");
     }
     return {};
 }
@@ -239,7 +294,10 @@ nlohmann::json hardParams(const BenchCluster &cluster, const IorHardBenchOptions
             {"segments", ior.segments},
             {"transfer_bytes", ior.transferBytes},
             {"file_bytes", hardFileBytes(ior)},
-            {"layout", "rank r's k-th transfer at (k * ranks + r) * transfer_bytes"}};
+            {"layout", "rank r's k-th transfer at (k * ranks + r) * transfer_bytes"},
+            {"rounds", ior.rounds},
+            {"rounds_are", "cold reads of both sides, alternating which goes first; ratios "
+                           "and MBps are medians, read_ahead_stats sums"}};
 }
 
 } // namespace
@@ -334,30 +392,50 @@ Result<Report> runIorHardBench(const BenchOptions &options, const LoopOptions &l
         if (!written) {
             return written.status().withContext("write phase");
         }
-        auto read =
-            coldRead(c, [&] { return rankPhase(c, ior.ranks, client::kOpenRead, hardReader); });
-        if (!read) {
-            return read.status().withContext("read phase");
-        }
-        auto sequential = coldRead(c, [&] {
+        const std::function<Result<double>()> hardPhase = [&] {
+            return rankPhase(c, ior.ranks, client::kOpenRead, hardReader);
+        };
+        const std::function<Result<double>()> sequentialPhase = [&] {
             return rankPhase(c, ior.ranks, client::kOpenRead, [&](client::File &file, unsigned r) {
                 return sequentialRead(file, fileBytes, ior.ranks, r);
             });
-        });
-        if (!sequential) {
-            return sequential.status().withContext("sequential read");
+        };
+        PhaseStats hardStats;
+        PhaseStats sequentialStats;
+        std::vector<double> readMBps, sequentialMBps, vsSequential;
+        nlohmann::json rounds = nlohmann::json::array();
+        for (unsigned round = 0; round < ior.rounds; ++round) {
+            ReadPhase phases[2]; // hard, sequential
+            for (int side = 0; side < 2; ++side) {
+                const int which = (side + static_cast<int>(round)) % 2; // alternate the order
+                auto phase = coldRead(c, which == 0 ? hardPhase : sequentialPhase);
+                if (!phase) {
+                    return phase.status().withContext(which == 0 ? "read phase"
+                                                                 : "sequential read");
+                }
+                phases[which] = *phase;
+            }
+            hardStats.add(phases[0]);
+            sequentialStats.add(phases[1]);
+            readMBps.push_back(megabytesPerSecond(fileBytes, phases[0].seconds));
+            sequentialMBps.push_back(megabytesPerSecond(fileBytes, phases[1].seconds));
+            vsSequential.push_back(readMBps.back() / sequentialMBps.back());
+            rounds.push_back(
+                {{"read_MBps", rounded(readMBps.back())},
+                 {"sequential_read_MBps", rounded(sequentialMBps.back())},
+                 {"vs_sequential", rounded(vsSequential.back())},
+                 {"ra_hit_ratio", rounded(raHitRatio(phases[0].before, phases[0].after))}});
         }
         report.results["cache_full_retries"] = cacheFull.exchange(0);
-        const double readMBps = megabytesPerSecond(fileBytes, read->seconds);
-        const double sequentialMBps = megabytesPerSecond(fileBytes, sequential->seconds);
         report.results["write_MBps"] = rounded(megabytesPerSecond(fileBytes, *written));
-        report.results["read_MBps"] = rounded(readMBps);
-        report.results["sequential_read_MBps"] = rounded(sequentialMBps);
-        report.results["read_ahead_stats"] = readAheadDelta(read->before, read->after);
-        report.results["sequential_read_ahead_stats"] =
-            readAheadDelta(sequential->before, sequential->after);
-        report.ratios["ra_hit_ratio"] = rounded(raHitRatio(read->before, read->after));
-        report.ratios["vs_sequential"] = rounded(readMBps / sequentialMBps);
+        report.results["read_MBps"] = rounded(median(readMBps));
+        report.results["sequential_read_MBps"] = rounded(median(sequentialMBps));
+        report.results["read_ahead_stats"] = hardStats.json();
+        report.results["sequential_read_ahead_stats"] = sequentialStats.json();
+        report.results["rounds"] = rounds;
+        reportFetched(report, hardStats, fileBytes, ior.rounds);
+        report.ratios["ra_hit_ratio"] = rounded(hardStats.hitRatio());
+        report.ratios["vs_sequential"] = rounded(median(vsSequential));
         return {};
     };
     if (auto status = repeatWorkload(c, iteration); !status) {
@@ -405,45 +483,70 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
             return hardRead(file, ior, r, cacheFull);
         });
     };
-    const auto iteration = [&]() -> Status {
-        if (auto status = c.setLlite("max_cached_mb", enough); !status) {
-            return status;
-        }
-        cacheFull = 0;
-        auto unpressured = coldRead(c, read);
-        const std::uint64_t unpressuredCacheFull = cacheFull.exchange(0);
-        if (!unpressured) {
-            return unpressured.status().withContext("unpressured read");
-        }
+    // One cold read with max_cached_mb at `limit`; the cache is emptied before the limit is set,
+    // so lowering it reclaims nothing of the other side's read.
+    const auto readWith = [&](const std::string &limit) -> Result<ReadPhase> {
         if (auto status = c.dropCache(); !status) {
             return status;
         }
-        if (auto status = c.setLlite("max_cached_mb", std::to_string(quarterMb)); !status) {
+        if (auto status = c.setLlite("max_cached_mb", limit); !status) {
             return status;
         }
-        auto pressured = coldRead(c, read);
+        auto phase = coldRead(c, read);
         if (auto status = c.setLlite("max_cached_mb", enough); !status) {
             return status;
         }
-        if (!pressured) {
-            return pressured.status().withContext("pressured read");
+        return phase;
+    };
+    const auto iteration = [&]() -> Status {
+        PhaseStats pressuredStats;
+        PhaseStats unpressuredStats;
+        std::vector<double> pressuredMBps, unpressuredMBps, ratios;
+        std::uint64_t retries[2] = {0, 0}; // unpressured, pressured
+        nlohmann::json rounds = nlohmann::json::array();
+        for (unsigned round = 0; round < ior.rounds; ++round) {
+            ReadPhase phases[2]; // unpressured, pressured
+            for (int side = 0; side < 2; ++side) {
+                const int which = (side + static_cast<int>(round)) % 2; // alternate the order
+                cacheFull = 0;
+                auto phase = readWith(which == 0 ? enough : std::to_string(quarterMb));
+                retries[which] += cacheFull.exchange(0);
+                if (!phase) {
+                    return phase.status().withContext(which == 0 ? "unpressured read"
+                                                                 : "pressured read");
+                }
+                phases[which] = *phase;
+            }
+            unpressuredStats.add(phases[0]);
+            pressuredStats.add(phases[1]);
+            unpressuredMBps.push_back(megabytesPerSecond(fileBytes, phases[0].seconds));
+            pressuredMBps.push_back(megabytesPerSecond(fileBytes, phases[1].seconds));
+            ratios.push_back(pressuredMBps.back() / unpressuredMBps.back());
+            rounds.push_back(
+                {{"unpressured_read_MBps", rounded(unpressuredMBps.back())},
+                 {"pressured_read_MBps", rounded(pressuredMBps.back())},
+                 {"pressured_vs_unpressured", rounded(ratios.back())},
+                 {"ra_hit_ratio", rounded(raHitRatio(phases[1].before, phases[1].after))},
+                 {"read_but_discarded",
+                  deltaOf(phases[1].before, phases[1].after, "read_but_discarded")}});
         }
-        const double unpressuredMBps = megabytesPerSecond(fileBytes, unpressured->seconds);
-        const double pressuredMBps = megabytesPerSecond(fileBytes, pressured->seconds);
-        const auto discarded = deltaOf(pressured->before, pressured->after, "read_but_discarded");
-        const auto readahead = deltaOf(pressured->before, pressured->after, "readahead_pages");
-        report.results["unpressured_read_MBps"] = rounded(unpressuredMBps);
-        report.results["pressured_read_MBps"] = rounded(pressuredMBps);
-        report.results["read_ahead_stats"] = readAheadDelta(pressured->before, pressured->after);
-        report.results["unpressured_read_ahead_stats"] =
-            readAheadDelta(unpressured->before, unpressured->after);
+        const auto discarded = pressuredStats["read_but_discarded"];
+        const auto readahead = pressuredStats["readahead_pages"];
+        report.results["unpressured_read_MBps"] = rounded(median(unpressuredMBps));
+        report.results["pressured_read_MBps"] = rounded(median(pressuredMBps));
+        report.results["read_ahead_stats"] = pressuredStats.json();
+        report.results["unpressured_read_ahead_stats"] = unpressuredStats.json();
         report.results["read_but_discarded_ratio"] =
             readahead > 0 ? rounded(static_cast<double>(discarded) / static_cast<double>(readahead))
                           : 0.0;
-        report.results["ra_hit_ratio"] = rounded(raHitRatio(pressured->before, pressured->after));
-        report.results["unpressured_cache_full_retries"] = unpressuredCacheFull;
-        report.results["pressured_cache_full_retries"] = cacheFull.load();
-        report.ratios["pressured_vs_unpressured"] = rounded(pressuredMBps / unpressuredMBps);
+        report.results["ra_hit_ratio"] = rounded(pressuredStats.hitRatio());
+        report.results["unpressured_ra_hit_ratio"] = rounded(unpressuredStats.hitRatio());
+        report.results["unpressured_cache_full_retries"] = retries[0];
+        report.results["pressured_cache_full_retries"] = retries[1];
+        report.results["rounds"] = rounds;
+        reportFetched(report, pressuredStats, fileBytes, ior.rounds);
+        report.results["unpressured_pages_fetched"] = unpressuredStats.fetched();
+        report.ratios["pressured_vs_unpressured"] = rounded(median(ratios));
         return {};
     };
     if (auto status = repeatWorkload(c, iteration); !status) {

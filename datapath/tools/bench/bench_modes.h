@@ -70,6 +70,9 @@ struct IorHardBenchOptions {
     unsigned ranks = 4; // threads sharing one Mount, each with its own open file
     unsigned segments = 360;
     unsigned transferBytes = 47008;
+    // Cold read rounds, the two sides alternating which goes first: one side of one round is
+    // well under a second, too short for one sample to mean much on a shared machine.
+    unsigned rounds = 5;
 };
 // IOR-hard: 47008-byte transfers interleaved by rank in one shared file, write then cold read,
 // against the same bytes read sequentially in 1 MiB transfers.

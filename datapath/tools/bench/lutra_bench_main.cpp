@@ -126,6 +126,10 @@ int main(int argc, char **argv)
         mode->add_option("--transfer-bytes", iorHard.transferBytes, "bytes per transfer")
             ->capture_default_str()
             ->check(CLI::Range(1u, 1u << 26));
+        mode->add_option("--rounds", iorHard.rounds,
+                         "cold read rounds, the two sides alternating (ratios: median)")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 1000u));
     };
     auto *iorHardMode = app.add_subcommand(
         "ior-hard", "47008-byte transfers interleaved in one shared file vs sequential reads");
