@@ -3,16 +3,16 @@
 #include "core/params/catalog.h"
 
 #include <algorithm>
-#include <system_error>
+#include <cstdint>
 #include <variant>
 
 namespace lutra::client {
 
 namespace {
 
-// Which Osc's RPC thread this is, if any: a completion that submits must never wait for a record
-// only another completion could free.
-thread_local const void *t_rpcThreadOf = nullptr;
+// Which Osc's completion this thread is running, if any: a completion that submits must never
+// wait for a record only another completion could free.
+thread_local const void *t_completingFor = nullptr;
 
 OscRpcStats::Direction directionOf(bool write) noexcept
 {
@@ -51,7 +51,7 @@ Osc::Osc(RpcSession &session, Options options, std::string target)
         m_records[i - 1].next = m_free;
         m_free = &m_records[i - 1];
     }
-    m_threads.reserve(kMaxRpcsInFlight);
+    m_session.setSlotWaiter(&Osc::slotFreed, this);
 }
 
 Osc::~Osc()
@@ -62,12 +62,15 @@ Osc::~Osc()
         m_stopping = true;
         queued = takeQueueLocked();
     }
-    m_workAvailable.notify_all();
     m_recordFreed.notify_all();
     failAll(queued, Status(Errc::cancelled, "osc." + m_target + ": shut down"));
-    for (std::thread &thread : m_threads) {
-        thread.join();
+    {
+        // The RPCs in flight complete on the session's threads (reply, timeout, disconnect).
+        std::unique_lock lock(m_mutex);
+        m_idle.wait(
+            lock, [&] { return m_inFlight == 0 && m_outstanding == 0 && m_callbacksRunning == 0; });
     }
+    m_session.setSlotWaiter(nullptr, nullptr);
 }
 
 Status Osc::publish(params::ParamGroup &group)
@@ -89,14 +92,13 @@ Status Osc::publish(params::ParamGroup &group)
             binding.read = [this] { return params::Value(std::int64_t{maxRpcsInFlight()}); };
             binding.apply = [this](const params::Value &value) {
                 {
-                    // Under the dispatch lock so no RPC thread misses the raise.
+                    // Under the dispatch lock so no dispatch misses the raise.
                     std::lock_guard lock(m_mutex);
                     m_maxRpcsInFlight.store(
                         static_cast<std::uint32_t>(std::get<std::int64_t>(value)),
                         std::memory_order_relaxed);
-                    growPoolLocked();
                 }
-                m_workAvailable.notify_all();
+                dispatch(); // a raise sends what was queued at once
                 return Status{};
             };
         } else if (leaf == "max_dirty_mb") {
@@ -204,8 +206,8 @@ Status Osc::submit(Op op, std::uint64_t handle, std::uint64_t firstPage, std::ui
     if (Status status = validate(op, firstPage, pageCount, lastPageBytes, segments); !status.ok()) {
         return status;
     }
-    if (t_rpcThreadOf == this) {
-        admission = transport::noWait();
+    if (t_completingFor == this) {
+        admission = transport::noWait(); // only another completion could free a record
     }
     std::unique_lock lock(m_mutex);
     const auto admissible = [&] {
@@ -243,27 +245,139 @@ Status Osc::submit(Op op, std::uint64_t handle, std::uint64_t firstPage, std::ui
     ++m_queued;
     ++m_outstanding;
     m_stats.addPendingPages(directionOf(op == Op::write), pageCount);
-    growPoolLocked();
     const bool canStart = m_inFlight < maxRpcsInFlight();
     lock.unlock();
     if (canStart) {
-        m_workAvailable.notify_one();
+        dispatch();
     }
     return {};
 }
 
-void Osc::growPoolLocked()
+void Osc::dispatch() noexcept
 {
-    // One thread per RPC in flight: grow while work waits for a thread the limit would allow.
-    const std::size_t wanted = std::min<std::size_t>(maxRpcsInFlight(), kMaxRpcsInFlight);
-    while (!m_stopping && m_idleThreads < m_queued && m_threads.size() < wanted) {
-        try {
-            m_threads.emplace_back([this] { workerLoop(); });
-            ++m_idleThreads;
-        } catch (const std::system_error &) {
-            return; // out of threads: the ones running keep draining the queue
+    for (;;) {
+        Request *request = nullptr;
+        std::uint32_t inFlight = 0;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_queueHead == nullptr || m_inFlight >= maxRpcsInFlight()) {
+                return;
+            }
+            request = std::exchange(m_queueHead, m_queueHead->next);
+            if (m_queueHead == nullptr) {
+                m_queueTail = nullptr;
+            }
+            request->next = nullptr;
+            --m_queued;
+            const OscRpcStats::Direction direction = directionOf(request->op == Op::write);
+            ++m_inFlight;
+            // Tallied after counting itself, as Lustre's osc_build_rpc does.
+            inFlight = ++m_inFlightByOp[direction];
+            m_stats.addPendingPages(direction, -std::int64_t{request->pageCount});
+            m_stats.addInFlight(direction, 1);
+        }
+        // Copied out: once submitted, the RPC may complete (and the record be reused) at once.
+        const Op op = request->op;
+        const OscRpcStats::Direction direction = directionOf(op == Op::write);
+        const std::uint32_t pages = request->pageCount;
+        const std::uint64_t firstPage = request->firstPage;
+        const BulkCallback done{&Osc::rpcDone, this, reinterpret_cast<std::uintptr_t>(request)};
+        const transport::Deadline deadline = transport::deadlineIn(m_options.rpcTimeout);
+        const bool checksums = checksumsEffective();
+        const std::uint64_t offset = firstPage * kPageBytes;
+        const Status sent =
+            op == Op::read
+                ? m_session.submitRead(request->handle, offset, pages, request->lastPageBytes,
+                                       request->segments, checksums, request->jobId, deadline, done)
+                : m_session.submitWrite(request->handle, offset, pages, request->lastPageBytes,
+                                        request->segments, checksums, request->jobId, deadline,
+                                        done);
+        if (sent.ok()) {
+            m_stats.recordRpc(direction, pages, inFlight, firstPage);
+            continue;
+        }
+        if (sent.code() == Errc::resource_exhausted && m_session.connected()) {
+            // Every session slot is busy (synchronous calls share them): back to the head of
+            // the queue; the next slot freed dispatches again.
+            {
+                std::lock_guard lock(m_mutex);
+                --m_inFlight;
+                --m_inFlightByOp[direction];
+                m_stats.addInFlight(direction, -1);
+                m_stats.addPendingPages(direction, pages);
+                request->next = m_queueHead;
+                m_queueHead = request;
+                if (m_queueTail == nullptr) {
+                    m_queueTail = request;
+                }
+                ++m_queued;
+            }
+            if (m_session.armSlotWaiter()) {
+                continue; // freed meanwhile
+            }
+            return;
+        }
+        // Refused for good (the session is lost, ...): the request fails.
+        finishRpc(request, sent, 0);
+    }
+}
+
+void Osc::rpcDone(void *context, std::uint64_t tag, const Status &status,
+                  std::uint32_t bytes) noexcept
+{
+    auto *osc = static_cast<Osc *>(context);
+    osc->finishRpc(reinterpret_cast<Request *>(tag), status, bytes);
+}
+
+void Osc::slotFreed(void *context) noexcept
+{
+    static_cast<Osc *>(context)->dispatch();
+}
+
+void Osc::finishRpc(Request *request, const Status &status, std::uint32_t bytes) noexcept
+{
+    const OscRpcStats::Direction direction = directionOf(request->op == Op::write);
+    OscCompletion completion = std::move(request->completion);
+    Request *failed = nullptr;
+    std::string lostReason;
+    {
+        std::lock_guard lock(m_mutex);
+        ++m_callbacksRunning;
+        --m_inFlight;
+        --m_inFlightByOp[direction];
+        m_stats.addInFlight(direction, -1);
+        releaseLocked(request);
+        if (status.code() == Errc::unavailable && !m_session.connected() && m_lostReason.empty()) {
+            // The session is gone for good: nothing queued can succeed, fail it all now.
+            m_lostReason = status.message();
+        }
+        if (!m_lostReason.empty()) {
+            failed = takeQueueLocked();
+            lostReason = failed != nullptr ? m_lostReason : std::string();
         }
     }
+    m_recordFreed.notify_one();
+    runCompletion(completion, status, bytes);
+    finished(1);
+    if (failed != nullptr) {
+        failAll(failed,
+                Status(Errc::unavailable, "osc." + m_target + ": session lost: " + lostReason));
+    }
+    dispatch(); // room for the next queued RPC
+    // Notified under the lock: the destructor may go ahead (and free this) once it is released.
+    std::lock_guard lock(m_mutex);
+    if (--m_callbacksRunning == 0) {
+        m_idle.notify_all();
+    }
+}
+
+void Osc::runCompletion(OscCompletion &completion, const Status &status,
+                        std::uint32_t bytes) noexcept
+{
+    const void *outer = std::exchange(t_completingFor, this);
+    completion(status, bytes);
+    completion.reset();
+    t_completingFor = outer;
 }
 
 Osc::Request *Osc::takeQueueLocked() noexcept
@@ -297,8 +411,7 @@ void Osc::failAll(Request *head, const Status &status)
             releaseLocked(request);
         }
         m_recordFreed.notify_one();
-        completion(status, 0);
-        completion.reset();
+        runCompletion(completion, status, 0);
         finished(1);
     }
 }
@@ -313,84 +426,6 @@ void Osc::finished(std::uint32_t count) noexcept
     }
     if (idle) {
         m_idle.notify_all();
-    }
-}
-
-Result<std::uint32_t> Osc::execute(const Request &request) noexcept
-{
-    const std::uint64_t offset = request.firstPage * kPageBytes;
-    const transport::Deadline deadline = transport::deadlineIn(m_options.rpcTimeout);
-    const bool checksums = checksumsEffective();
-    if (request.op == Op::read) {
-        return m_session.read(request.handle, offset, request.pageCount, request.lastPageBytes,
-                              request.segments, checksums, request.jobId, deadline);
-    }
-    return m_session.write(request.handle, offset, request.pageCount, request.lastPageBytes,
-                           request.segments, checksums, request.jobId, deadline);
-}
-
-void Osc::workerLoop() noexcept
-{
-    t_rpcThreadOf = this;
-    std::unique_lock lock(m_mutex);
-    for (;;) {
-        m_workAvailable.wait(lock, [&] {
-            return m_stopping || (m_queueHead != nullptr && m_inFlight < maxRpcsInFlight());
-        });
-        if (m_queueHead == nullptr) {
-            return; // stopping: the destructor failed what was queued
-        }
-        Request *request = std::exchange(m_queueHead, m_queueHead->next);
-        if (m_queueHead == nullptr) {
-            m_queueTail = nullptr;
-        }
-        --m_queued;
-        --m_idleThreads;
-        const bool write = request->op == Op::write;
-        const OscRpcStats::Direction direction = directionOf(write);
-        ++m_inFlight;
-        // Tallied after counting itself, as Lustre's osc_build_rpc does.
-        const std::uint32_t inFlight = ++m_inFlightByOp[direction];
-        m_stats.addPendingPages(direction, -std::int64_t{request->pageCount});
-        m_stats.addInFlight(direction, 1);
-        lock.unlock();
-
-        m_stats.recordRpc(direction, request->pageCount, inFlight, request->firstPage);
-        Result<std::uint32_t> result = execute(*request);
-        const Status status = result.status();
-        const std::uint32_t bytes = result.ok() ? *result : 0;
-        OscCompletion completion = std::move(request->completion);
-
-        lock.lock();
-        --m_inFlight;
-        --m_inFlightByOp[direction];
-        ++m_idleThreads;
-        m_stats.addInFlight(direction, -1);
-        releaseLocked(request);
-        Request *failed = nullptr;
-        if (status.code() == Errc::unavailable && !m_session.connected() && m_lostReason.empty()) {
-            // The session is gone for good: nothing queued can succeed, fail it all now.
-            m_lostReason = status.message();
-        }
-        if (!m_lostReason.empty()) {
-            failed = takeQueueLocked();
-        }
-        const bool more = m_queueHead != nullptr && m_inFlight < maxRpcsInFlight();
-        const std::string lostReason = failed != nullptr ? m_lostReason : std::string();
-        lock.unlock();
-        m_recordFreed.notify_all();
-        if (more) {
-            m_workAvailable.notify_one();
-        }
-
-        completion(status, bytes);
-        completion.reset();
-        finished(1);
-        if (failed != nullptr) {
-            failAll(failed,
-                    Status(Errc::unavailable, "osc." + m_target + ": session lost: " + lostReason));
-        }
-        lock.lock();
     }
 }
 

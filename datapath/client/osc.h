@@ -1,9 +1,10 @@
 #pragma once
 // The per-target bulk RPC engine ("osc", after Lustre's object storage client): the page cache,
-// readahead and write-back hand it runs of pages; it turns each into one bulk read or write RPC
-// on an RpcSession, runs at most max_rpcs_in_flight of them at once on its own pool of RPC
-// threads (ptlrpcd's role) and reports each through a completion. Publishes osc.<t>.* and
-// osc.<t>.rpc_stats. See datapath/client/README.md ("Bulk RPC engine").
+// readahead and write-back hand it runs of pages; it turns each into one asynchronous bulk read
+// or write RPC on an RpcSession, keeps at most max_rpcs_in_flight of them in flight, queues the
+// rest, and reports each through a completion that runs on the transport's I/O thread that
+// received the reply. No thread waits for an RPC. Publishes osc.<t>.* and osc.<t>.rpc_stats.
+// See datapath/client/README.md ("The asynchronous RPC engine").
 
 #include <lutra/status.h>
 #include <lutra/transport.h>
@@ -25,7 +26,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -163,8 +163,8 @@ public:
     // destroyed before it (its bindings point into the Osc).
     static Result<std::unique_ptr<Osc>> create(RpcSession &session, params::ParamGroup &group,
                                                Options options);
-    // Fails what is still queued with cancelled (on this thread), lets the RPCs in flight
-    // finish (their completions run), joins the RPC threads. No submit may run concurrently.
+    // Fails what is still queued with cancelled (on this thread), waits for the RPCs in flight
+    // to complete (their completions run). No submit may run concurrently.
     ~Osc();
     Osc(const Osc &) = delete;
     Osc &operator=(const Osc &) = delete;
@@ -174,13 +174,14 @@ public:
     // memory, at most 256 segments reached by the transfer. The segment array, the memory it
     // names and `jobId` must stay valid until the completion runs.
     //
-    // ok: accepted; `completion` will run exactly once, on one of this Osc's RPC threads (or in
-    // the destructor, with cancelled). It must not block for long: it holds an RPC thread.
+    // ok: accepted; `completion` will run exactly once: on the transport I/O thread that got
+    // the reply (or a disconnect), on the session's timer thread (the RPC timed out), on the
+    // thread that submitted or freed a slot when sending failed, or in the destructor with
+    // cancelled. It must be quick and must not block: it holds an I/O thread.
     // Not ok: rejected, the completion never runs: invalid_argument (malformed run, too few or
     // too many segments), out_of_range (more than max_pages_per_rpc pages: split with
     // forEachRpc), unavailable (session lost, shutting down), resource_exhausted (all
-    // requestSlots records busy until `admission`; from an RPC thread, i.e. inside a
-    // completion, the Osc never waits).
+    // requestSlots records busy until `admission`; inside a completion the Osc never waits).
     Status submitRead(std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                       std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
                       std::string_view jobId, OscCompletion completion,
@@ -237,16 +238,22 @@ private:
     Status validate(Op op, std::uint64_t firstPage, std::uint32_t pageCount,
                     std::uint16_t lastPageBytes,
                     std::span<const transport::Segment> segments) const;
-    // Starts one more RPC thread when every thread is busy and the limit allows. m_mutex held.
-    void growPoolLocked();
-    void workerLoop() noexcept;
-    Result<std::uint32_t> execute(const Request &request) noexcept;
+    // Sends queued requests while fewer than max_rpcs_in_flight are in flight and the session
+    // has a free slot. Runs on whichever thread queued work or freed room; takes m_mutex.
+    void dispatch() noexcept;
+    // The session's callbacks: an RPC is over / a slot was freed after none was free.
+    static void rpcDone(void *context, std::uint64_t tag, const Status &status,
+                        std::uint32_t bytes) noexcept;
+    static void slotFreed(void *context) noexcept;
+    void finishRpc(Request *request, const Status &status, std::uint32_t bytes) noexcept;
     // Fails every request of the list `head` with `status` and returns their records.
     void failAll(Request *head, const Status &status);
     void releaseLocked(Request *request) noexcept;
     // `count` completions have returned.
     void finished(std::uint32_t count) noexcept;
     Request *takeQueueLocked() noexcept;
+    void runCompletion(OscCompletion &completion, const Status &status,
+                       std::uint32_t bytes) noexcept;
 
     RpcSession &m_session;
     const Options m_options;
@@ -259,10 +266,9 @@ private:
     std::atomic<std::uint64_t> m_maxDirtyMb{512};
     OscRpcStats m_stats;
 
-    std::mutex m_mutex;                      // everything below
-    std::condition_variable m_workAvailable; // RPC threads: queued work and room in flight
-    std::condition_variable m_recordFreed;   // submitters waiting for a record
-    std::condition_variable m_idle;          // waitIdle
+    std::mutex m_mutex;                    // everything below
+    std::condition_variable m_recordFreed; // submitters waiting for a record
+    std::condition_variable m_idle;        // waitIdle and the destructor
     std::unique_ptr<Request[]> m_records;
     Request *m_free = nullptr;
     Request *m_queueHead = nullptr;
@@ -271,10 +277,9 @@ private:
     std::uint32_t m_inFlight = 0;
     std::uint32_t m_outstanding = 0; // accepted, completion not yet returned
     std::uint32_t m_inFlightByOp[2] = {0, 0};
-    std::uint32_t m_idleThreads = 0; // threads not running an RPC (starting or waiting)
+    std::uint32_t m_callbacksRunning = 0; // finishRpc calls that still use this Osc
     bool m_stopping = false;
     std::string m_lostReason; // non-empty once the session is gone: every submission fails
-    std::vector<std::thread> m_threads; // reserved up front: grows without reallocating
 };
 
 } // namespace lutra::client

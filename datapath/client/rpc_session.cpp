@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 
 namespace lutra::client {
 
@@ -27,14 +28,28 @@ struct RpcSession::Slot {
     };
 
     std::mutex mutex;
-    std::condition_variable changed;
-    std::uint64_t xid = 0; // index + n × slot count: xid % slots finds the slot
+    std::condition_variable changed; // synchronous calls (call()) only
+    std::uint64_t xid = 0;           // index + n × slot count: xid % slots finds the slot
     State state = State::idle;
     std::size_t replyLength = 0;
     std::vector<std::byte> sendBuffer;
     std::vector<std::byte> replyBuffer;
     std::vector<std::uint32_t> crcs; // one per page of the largest bulk
     std::vector<Segment> segments;   // the caller's segments cut to the transfer length
+
+    // An asynchronous bulk RPC: the slot is its whole state. Whoever moves it from `waiting` to
+    // `idle` under `mutex` (reply, deadline, disconnect, failed send) completes it.
+    bool async = false;
+    bool sendPending = false; // a send is under way: only the sender may complete the RPC
+    Deadline deadline{};
+    std::size_t sendLength = 0;
+    Opcode opcode = Opcode::read;
+    std::uint64_t handle = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = 0;
+    bool checksums = false;
+    transport::BulkDescriptor descriptor;
+    BulkCallback callback;
 };
 
 namespace {
@@ -132,6 +147,14 @@ RpcSession::~RpcSession()
         std::unique_lock lock(m_stateMutex);
         m_gone.wait(lock, [&] { return m_handlerReleased; });
     }
+    if (m_timer.joinable()) {
+        {
+            std::lock_guard lock(m_timerMutex);
+            m_timerStop = true;
+        }
+        m_timerWake.notify_all();
+        m_timer.join();
+    }
 }
 
 Result<std::unique_ptr<RpcSession>> RpcSession::connect(transport::Transport &transport,
@@ -171,7 +194,14 @@ Result<std::unique_ptr<RpcSession>> RpcSession::connect(transport::Transport &tr
         session->m_freeSlots.push_back(count - 1 - i);
     }
     session->m_negotiated.slotCount = count;
+    session->m_deferredSends.reserve(count);
     session->m_slotCount.store(count, std::memory_order_release);
+    try {
+        RpcSession *self = session.get();
+        session->m_timer = std::thread([self] { self->timerLoop(); });
+    } catch (const std::system_error &error) {
+        return Status(Errc::resource_exhausted, where + ": no timer thread: " + error.what());
+    }
 
     if (Status status = session->negotiate(); !status.ok()) {
         return status.withContext(where);
@@ -271,13 +301,59 @@ Result<SlotLease> RpcSession::acquireSlot(Opcode opcode, Deadline deadline)
     return SlotLease(this, index);
 }
 
+std::uint32_t RpcSession::tryAcquireSlot() noexcept
+{
+    std::lock_guard lock(m_freeMutex);
+    if (m_freeSlots.empty()) {
+        m_slotWanted = m_slotWaiter != nullptr;
+        return kNoSlot;
+    }
+    const std::uint32_t index = m_freeSlots.back();
+    m_freeSlots.pop_back();
+    return index;
+}
+
 void RpcSession::releaseSlot(std::uint32_t index) noexcept
 {
+    void (*wake)(void *) noexcept = nullptr;
+    void *context = nullptr;
     {
         std::lock_guard lock(m_freeMutex);
         m_freeSlots.push_back(index);
+        if (std::exchange(m_slotWanted, false) && m_slotWaiter != nullptr) {
+            wake = m_slotWaiter;
+            context = m_slotWaiterContext;
+            ++m_wakesRunning;
+        }
     }
     m_freeChanged.notify_one();
+    if (wake != nullptr) {
+        wake(context);
+        {
+            std::lock_guard lock(m_freeMutex);
+            --m_wakesRunning;
+        }
+        m_freeChanged.notify_all();
+    }
+}
+
+bool RpcSession::armSlotWaiter() noexcept
+{
+    std::lock_guard lock(m_freeMutex);
+    if (!m_freeSlots.empty()) {
+        return true;
+    }
+    m_slotWanted = m_slotWaiter != nullptr;
+    return false;
+}
+
+void RpcSession::setSlotWaiter(void (*wake)(void *context) noexcept, void *context)
+{
+    std::unique_lock lock(m_freeMutex);
+    m_slotWaiter = wake;
+    m_slotWaiterContext = context;
+    m_slotWanted = false;
+    m_freeChanged.wait(lock, [&] { return m_wakesRunning == 0; });
 }
 
 Result<protocol::Message> RpcSession::exchange(std::uint32_t index, const protocol::Body &body,
@@ -375,12 +451,11 @@ Result<std::uint32_t> RpcSession::write(std::uint64_t handle, std::uint64_t offs
                 deadline);
 }
 
-Result<std::uint32_t> RpcSession::bulk(Opcode opcode, std::uint64_t handle, std::uint64_t offset,
-                                       std::uint32_t pageCount, std::uint16_t lastPageBytes,
-                                       std::span<const Segment> segments, bool checksums,
-                                       std::string_view jobId, Deadline deadline)
+Result<std::uint64_t> RpcSession::checkBulk(Opcode opcode, std::uint64_t handle,
+                                            std::uint64_t offset, std::uint32_t pageCount,
+                                            std::uint16_t lastPageBytes,
+                                            std::span<const Segment> segments, bool checksums) const
 {
-    const bool isRead = opcode == Opcode::read;
     const auto where = [&] {
         return std::string(protocol::opcodeName(opcode)) + " handle " + std::to_string(handle) +
                " offset " + std::to_string(offset);
@@ -416,16 +491,71 @@ Result<std::uint32_t> RpcSession::bulk(Opcode opcode, std::uint64_t handle, std:
                           std::to_string(bytes) + " (at most " +
                           std::to_string(transport::kMaxBulkSegments) + " segments)");
     }
+    return bytes;
+}
 
-    auto lease = acquireSlot(opcode, deadline);
-    if (!lease.ok()) {
-        return lease.status();
+Status RpcSession::submitRead(std::uint64_t handle, std::uint64_t offset, std::uint32_t pageCount,
+                              std::uint16_t lastPageBytes, std::span<const Segment> destination,
+                              bool checksums, std::string_view jobId, Deadline deadline,
+                              BulkCallback done)
+{
+    return submitBulk(Opcode::read, handle, offset, pageCount, lastPageBytes, destination,
+                      checksums, jobId, deadline, done);
+}
+
+Status RpcSession::submitWrite(std::uint64_t handle, std::uint64_t offset, std::uint32_t pageCount,
+                               std::uint16_t lastPageBytes, std::span<const Segment> source,
+                               bool checksums, std::string_view jobId, Deadline deadline,
+                               BulkCallback done)
+{
+    return submitBulk(Opcode::write, handle, offset, pageCount, lastPageBytes, source, checksums,
+                      jobId, deadline, done);
+}
+
+Status RpcSession::submitBulk(Opcode opcode, std::uint64_t handle, std::uint64_t offset,
+                              std::uint32_t pageCount, std::uint16_t lastPageBytes,
+                              std::span<const Segment> segments, bool checksums,
+                              std::string_view jobId, Deadline deadline, BulkCallback done)
+{
+    auto bytes = checkBulk(opcode, handle, offset, pageCount, lastPageBytes, segments, checksums);
+    if (!bytes.ok()) {
+        return bytes.status();
     }
-    Slot &slot = m_slots[lease->index()];
+    if (m_disconnected.load(std::memory_order_acquire)) {
+        return disconnectedStatus();
+    }
+    const std::uint32_t index = tryAcquireSlot();
+    if (index == kNoSlot) {
+        return Status(Errc::resource_exhausted,
+                      std::string(protocol::opcodeName(opcode)) + " to " + m_uri + ": all " +
+                          std::to_string(m_negotiated.slotCount) + " RPC slots busy");
+    }
+    Status started = startBulk(index, opcode, handle, offset, pageCount, lastPageBytes, *bytes,
+                               segments, checksums, jobId, deadline, done);
+    if (!started.ok()) {
+        releaseSlot(index);
+        return started;
+    }
+    // Never waits for a send credit: the submitter may be an I/O thread (a completion).
+    sendAsync(index, false);
+    return {};
+}
+
+Status RpcSession::startBulk(std::uint32_t index, Opcode opcode, std::uint64_t handle,
+                             std::uint64_t offset, std::uint32_t pageCount,
+                             std::uint16_t lastPageBytes, std::uint64_t bytes,
+                             std::span<const Segment> segments, bool checksums,
+                             std::string_view jobId, Deadline deadline, BulkCallback done)
+{
+    const bool isRead = opcode == Opcode::read;
+    Slot &slot = m_slots[index];
     // Expose exactly the transfer: the caller's buffers may be longer (a whole last page).
     slot.segments.clear();
     std::uint64_t remaining = bytes;
-    for (const Segment &segment : segments.first(needed)) {
+    for (const Segment &segment : segments) {
+        if (remaining == 0) {
+            break;
+        }
         const std::uint64_t take = std::min<std::uint64_t>(segment.length, remaining);
         if (take > 0) {
             slot.segments.push_back({segment.address, take, segment.region});
@@ -436,20 +566,15 @@ Result<std::uint32_t> RpcSession::bulk(Opcode opcode, std::uint64_t handle, std:
     if (!isRead && checksums) {
         pageCrcs(slot.segments, bytes, crcs);
     }
-
+    const auto where = [&] {
+        return std::string(protocol::opcodeName(opcode)) + " handle " + std::to_string(handle) +
+               " offset " + std::to_string(offset);
+    };
     auto descriptor = m_connection->exposeBulk(
         slot.segments, isRead ? transport::BulkAccess::putInto : transport::BulkAccess::getFrom);
     if (!descriptor.ok()) {
         return descriptor.status().withContext(where());
     }
-    // Unexposed on every path once the call is over: after the reply (the transfer is done), a
-    // timeout or a disconnect. The transport drops data that arrives later for this descriptor.
-    struct Unexpose {
-        transport::Connection &connection;
-        const transport::BulkDescriptor &descriptor;
-        ~Unexpose() { connection.unexposeBulk(descriptor); }
-    } unexpose{*m_connection, *descriptor};
-
     protocol::BulkIo io;
     io.handle = handle;
     io.offset = offset;
@@ -457,16 +582,123 @@ Result<std::uint32_t> RpcSession::bulk(Opcode opcode, std::uint64_t handle, std:
     io.lastPageBytes = lastPageBytes;
     io.flags = checksums ? protocol::kBulkChecksums : 0;
     io.descriptor = protocol::OpaqueBytes{descriptor->view()};
-    const protocol::Body body =
+    // Only the owner changes xid; the next xid of this slot is one generation up, so a late
+    // reply to an earlier RPC here never matches.
+    const std::uint64_t xid = slot.xid + m_negotiated.slotCount;
+    const protocol::Message request{
+        xid, jobId,
         isRead ? protocol::Body{protocol::ReadRequest{io}}
                : protocol::Body{protocol::WriteRequest{io, checksums ? protocol::Crc32List(crcs)
-                                                                     : protocol::Crc32List{}}};
-    auto reply = exchange(lease->index(), body, jobId, deadline);
-    if (!reply.ok()) {
-        return reply.status();
+                                                                     : protocol::Crc32List{}}}};
+    auto size = protocol::encode(
+        request,
+        std::span(slot.sendBuffer)
+            .first(std::min<std::size_t>(slot.sendBuffer.size(), m_negotiated.maxMessageBytes)));
+    if (!size.ok()) {
+        m_connection->unexposeBulk(*descriptor);
+        return size.status().withContext(where() + " request");
     }
+    {
+        std::lock_guard lock(slot.mutex);
+        // Checked under the slot lock: onDisconnected sets the flag before it visits the slots,
+        // so either it sees `waiting` here or this sees the flag.
+        if (m_disconnected.load(std::memory_order_acquire)) {
+            m_connection->unexposeBulk(*descriptor);
+            return disconnectedStatus();
+        }
+        slot.xid = xid;
+        slot.async = true;
+        slot.sendPending = true; // until sendAsync has sent it
+        slot.deadline = deadline;
+        slot.sendLength = *size;
+        slot.opcode = opcode;
+        slot.handle = handle;
+        slot.offset = offset;
+        slot.bytes = bytes;
+        slot.checksums = checksums;
+        slot.descriptor = *descriptor;
+        slot.callback = done;
+        slot.replyLength = 0;
+        slot.state = Slot::State::waiting;
+    }
+    // Pairs with the fence in timerLoop: either the timer's scan sees this slot waiting or this
+    // sees the timer's "nothing armed" and arms it.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    armTimer(deadline);
+    return {};
+}
 
-    if (!isRead) {
+void RpcSession::sendAsync(std::uint32_t index, bool sendWait) noexcept
+{
+    Slot &slot = m_slots[index];
+    // sendPending keeps the deadline and disconnect paths off this slot while the buffer is
+    // being copied out, so nobody can free and reuse it under the send.
+    Status sent = m_connection->send(std::span(slot.sendBuffer).first(slot.sendLength),
+                                     sendWait ? slot.deadline : transport::noWait());
+    Status failure;
+    std::span<const std::byte> reply;
+    {
+        std::lock_guard lock(slot.mutex);
+        if (!sent.ok() && sent.code() == Errc::resource_exhausted && !sendWait &&
+            !m_disconnected.load(std::memory_order_acquire)) {
+            // The send queue is full: the timer thread sends it, waiting for a credit.
+            {
+                std::lock_guard timer(m_timerMutex);
+                m_deferredSends.push_back(index);
+            }
+            m_timerWake.notify_one();
+            return;
+        }
+        slot.sendPending = false;
+        if (sent.ok()) {
+            m_rpcsSent.fetch_add(1, std::memory_order_relaxed);
+            if (slot.state == Slot::State::replied) {
+                // The reply beat this thread back here; onMessage left it in the reply buffer.
+                reply = std::span<const std::byte>(slot.replyBuffer).first(slot.replyLength);
+            } else if (slot.state == Slot::State::waiting &&
+                       m_disconnected.load(std::memory_order_acquire)) {
+                // A disconnect that ran during the send skipped this slot.
+                failure = Status(Errc::unavailable, "lost");
+            } else {
+                return; // the reply, the timer or a disconnect completes it
+            }
+        } else {
+            failure =
+                sent.withContext(std::string(protocol::opcodeName(slot.opcode)) + " to " + m_uri);
+        }
+        slot.state = Slot::State::idle;
+    }
+    if (failure.code() == Errc::unavailable) {
+        failure = disconnectedStatus().withContext(protocol::opcodeName(slot.opcode));
+    }
+    completeAsync(index, reply, failure);
+}
+
+Result<std::uint32_t> RpcSession::decodeBulkReply(Slot &slot, std::span<const std::byte> message)
+{
+    const Opcode opcode = slot.opcode;
+    const auto where = [&] {
+        return std::string(protocol::opcodeName(opcode)) + " handle " +
+               std::to_string(slot.handle) + " offset " + std::to_string(slot.offset);
+    };
+    auto reply = protocol::decode(message);
+    if (!reply.ok()) {
+        return reply.status().withContext(std::string(protocol::opcodeName(opcode)) +
+                                          " reply from " + m_uri);
+    }
+    if (reply->opcode() != opcode) {
+        return Status(Errc::protocol_error, std::string(protocol::opcodeName(opcode)) + " to " +
+                                                m_uri + ": answered by a " +
+                                                std::string(protocol::opcodeName(reply->opcode())) +
+                                                " reply");
+    }
+    if (const auto *error = std::get_if<protocol::ErrorReply>(&reply->body)) {
+        m_errorReplies.fetch_add(1, std::memory_order_relaxed);
+        return Status(error->code, std::string(protocol::opcodeName(opcode)) + ": " +
+                                       std::string(error->message));
+    }
+    const std::uint64_t bytes = slot.bytes;
+    if (opcode == Opcode::write) {
         const auto *written = std::get_if<protocol::WriteReply>(&reply->body);
         if (written == nullptr) {
             return unexpectedReply(opcode);
@@ -478,7 +710,6 @@ Result<std::uint32_t> RpcSession::bulk(Opcode opcode, std::uint64_t handle, std:
         }
         return written->bytesWritten;
     }
-
     const auto *read = std::get_if<protocol::ReadReply>(&reply->body);
     if (read == nullptr) {
         return unexpectedReply(opcode);
@@ -488,13 +719,13 @@ Result<std::uint32_t> RpcSession::bulk(Opcode opcode, std::uint64_t handle, std:
                                                 std::to_string(read->bytesRead) + " of " +
                                                 std::to_string(bytes) + " bytes asked for");
     }
-    if (checksums) {
+    if (slot.checksums) {
         if ((read->flags & protocol::kBulkChecksums) == 0 ||
             read->pageCrcs.size() != pagesOf(read->bytesRead)) {
             return Status(Errc::protocol_error, where() + ": the reply carries no page checksums");
         }
         // The data was put before the reply was delivered, so it is in place now.
-        const std::span<std::uint32_t> received = crcs.first(read->pageCrcs.size());
+        const std::span<std::uint32_t> received = std::span(slot.crcs).first(read->pageCrcs.size());
         pageCrcs(slot.segments, read->bytesRead, received);
         for (std::size_t page = 0; page < received.size(); ++page) {
             if (received[page] != read->pageCrcs[page]) {
@@ -507,6 +738,165 @@ Result<std::uint32_t> RpcSession::bulk(Opcode opcode, std::uint64_t handle, std:
         }
     }
     return read->bytesRead;
+}
+
+void RpcSession::completeAsync(std::uint32_t index, std::span<const std::byte> reply,
+                               Status failure) noexcept
+{
+    Slot &slot = m_slots[index];
+    const Result<std::uint32_t> result =
+        failure.ok() ? decodeBulkReply(slot, reply) : Result<std::uint32_t>(failure);
+    // The transfer is over (reply), or the transport drops what still arrives for it.
+    m_connection->unexposeBulk(slot.descriptor);
+    const BulkCallback callback = slot.callback;
+    slot.callback = {};
+    slot.async = false;
+    // Freed before the callback, so a completion that submits the next RPC finds a slot.
+    releaseSlot(index);
+    const std::uint32_t bytes = result.ok() ? *result : 0;
+    callback.function(callback.context, callback.tag, result.status(), bytes);
+}
+
+// ---- the timer thread ------------------------------------------------------------------------
+
+void RpcSession::armTimer(Deadline deadline) noexcept
+{
+    const Deadline::rep when = deadline.time_since_epoch().count();
+    if (when >= m_timerNext.load(std::memory_order_seq_cst)) {
+        return; // the timer wakes earlier anyway (the common case: no lock)
+    }
+    {
+        std::lock_guard lock(m_timerMutex);
+        if (when >= m_timerNext.load(std::memory_order_relaxed)) {
+            return;
+        }
+        m_timerNext.store(when, std::memory_order_seq_cst);
+    }
+    m_timerWake.notify_one();
+}
+
+Deadline RpcSession::expireAsync(Deadline now) noexcept
+{
+    Deadline earliest = Deadline::max();
+    const std::uint32_t count = m_slotCount.load(std::memory_order_acquire);
+    for (std::uint32_t i = 0; i < count; ++i) {
+        Slot &slot = m_slots[i];
+        std::uint64_t xid = 0;
+        {
+            std::lock_guard lock(slot.mutex);
+            if (!slot.async || slot.state != Slot::State::waiting || slot.sendPending) {
+                continue;
+            }
+            if (slot.deadline > now) {
+                earliest = std::min(earliest, slot.deadline);
+                continue;
+            }
+            slot.state = Slot::State::idle; // a late reply finds it idle and is dropped
+            xid = slot.xid;
+        }
+        m_timeouts.fetch_add(1, std::memory_order_relaxed);
+        completeAsync(i, {},
+                      Status(Errc::timeout, std::string(protocol::opcodeName(m_slots[i].opcode)) +
+                                                " to " + m_uri +
+                                                ": no reply within the deadline (xid " +
+                                                std::to_string(xid) + ")"));
+    }
+    return earliest;
+}
+
+void RpcSession::timerLoop() noexcept
+{
+    std::vector<std::uint32_t> sends;
+    sends.reserve(m_deferredSends.capacity());
+    std::unique_lock lock(m_timerMutex);
+    while (!m_timerStop) {
+        if (!m_deferredSends.empty()) {
+            sends.swap(m_deferredSends);
+            lock.unlock();
+            for (const std::uint32_t index : sends) {
+                sendAsync(index, true);
+            }
+            sends.clear();
+            lock.lock();
+            continue;
+        }
+        const Deadline next{Deadline::duration(m_timerNext.load(std::memory_order_relaxed))};
+        const Deadline now = Clock::now();
+        if (now >= next) {
+            m_timerNext.store(Deadline::max().time_since_epoch().count(),
+                              std::memory_order_seq_cst);
+            lock.unlock();
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            const Deadline earliest = expireAsync(now);
+            lock.lock();
+            if (earliest.time_since_epoch().count() < m_timerNext.load(std::memory_order_relaxed)) {
+                m_timerNext.store(earliest.time_since_epoch().count(), std::memory_order_seq_cst);
+            }
+            continue;
+        }
+        if (next == Deadline::max()) {
+            m_timerWake.wait(lock);
+        } else {
+            m_timerWake.wait_until(lock, next);
+        }
+    }
+}
+
+// ---- synchronous bulk ------------------------------------------------------------------------
+
+namespace {
+
+// What a synchronous read/write waits on: on the caller's stack, one per call.
+struct BulkWaiter {
+    std::mutex mutex;
+    std::condition_variable done;
+    bool finished = false;
+    Status status;
+    std::uint32_t bytes = 0;
+
+    static void complete(void *context, std::uint64_t, const Status &status,
+                         std::uint32_t bytes) noexcept
+    {
+        auto &waiter = *static_cast<BulkWaiter *>(context);
+        std::lock_guard lock(waiter.mutex);
+        waiter.status = status;
+        waiter.bytes = bytes;
+        waiter.finished = true;
+        waiter.done.notify_one();
+    }
+};
+
+} // namespace
+
+Result<std::uint32_t> RpcSession::bulk(Opcode opcode, std::uint64_t handle, std::uint64_t offset,
+                                       std::uint32_t pageCount, std::uint16_t lastPageBytes,
+                                       std::span<const Segment> segments, bool checksums,
+                                       std::string_view jobId, Deadline deadline)
+{
+    auto bytes = checkBulk(opcode, handle, offset, pageCount, lastPageBytes, segments, checksums);
+    if (!bytes.ok()) {
+        return bytes.status();
+    }
+    auto lease = acquireSlot(opcode, deadline);
+    if (!lease.ok()) {
+        return lease.status();
+    }
+    BulkWaiter waiter;
+    Status started =
+        startBulk(lease->index(), opcode, handle, offset, pageCount, lastPageBytes, *bytes,
+                  segments, checksums, jobId, deadline, {&BulkWaiter::complete, &waiter, 0});
+    if (!started.ok()) {
+        return started; // the lease returns the slot
+    }
+    const std::uint32_t index = lease->detach(); // the RPC owns the slot now; completing frees it
+    sendAsync(index, true);
+    // The reply, the deadline (the timer thread) or a disconnect completes it.
+    std::unique_lock lock(waiter.mutex);
+    waiter.done.wait(lock, [&] { return waiter.finished; });
+    if (!waiter.status.ok()) {
+        return waiter.status;
+    }
+    return waiter.bytes;
 }
 
 void RpcSession::setBlockingCallbackHandler(BlockingCallbackHandler handler)
@@ -536,10 +926,28 @@ void RpcSession::onMessage(transport::Connection &connection,
         dropUnsolicited(header->xid, "no call has been made yet");
         return;
     }
-    Slot &slot = m_slots[header->xid % count];
+    const auto index = static_cast<std::uint32_t>(header->xid % count);
+    Slot &slot = m_slots[index];
     {
-        std::lock_guard lock(slot.mutex);
-        if (slot.state == Slot::State::waiting && slot.xid == header->xid &&
+        std::unique_lock lock(slot.mutex);
+        if (slot.async && slot.state == Slot::State::waiting && slot.xid == header->xid) {
+            m_replies.fetch_add(1, std::memory_order_relaxed);
+            if (slot.sendPending && message.size() <= slot.replyBuffer.size()) {
+                // Its sender has not come back from send(): it completes the RPC.
+                std::memcpy(slot.replyBuffer.data(), message.data(), message.size());
+                slot.replyLength = message.size();
+                slot.state = Slot::State::replied;
+                return;
+            }
+            if (!slot.sendPending) {
+                slot.state = Slot::State::idle;
+                lock.unlock();
+                // Decoded where it lies: the message is valid during this call.
+                completeAsync(index, message, {});
+                return;
+            }
+        }
+        if (!slot.async && slot.state == Slot::State::waiting && slot.xid == header->xid &&
             message.size() <= slot.replyBuffer.size()) {
             std::memcpy(slot.replyBuffer.data(), message.data(), message.size());
             slot.replyLength = message.size();
@@ -606,10 +1014,18 @@ void RpcSession::onDisconnected(transport::Connection &connection, const Status 
     const std::uint32_t count = m_slotCount.load(std::memory_order_acquire);
     for (std::uint32_t i = 0; i < count; ++i) {
         Slot &slot = m_slots[i];
-        std::lock_guard lock(slot.mutex);
-        if (slot.state == Slot::State::waiting) {
+        std::unique_lock lock(slot.mutex);
+        if (slot.state != Slot::State::waiting) {
+            continue;
+        }
+        if (!slot.async) {
             slot.state = Slot::State::failed;
             slot.changed.notify_one();
+        } else if (!slot.sendPending) { // a sender still in send() fails it itself
+            slot.state = Slot::State::idle;
+            lock.unlock();
+            completeAsync(i, {},
+                          disconnectedStatus().withContext(protocol::opcodeName(slot.opcode)));
         }
     }
     {

@@ -1,8 +1,10 @@
 #pragma once
-// The client side of one connection to an object target: the Connect exchange, synchronous RPCs
-// from any number of threads, bulk read/write helpers and target→client blocking callbacks.
-// Steady-state calls allocate nothing: every in-flight call owns one of a fixed pool of slots
-// with preallocated buffers. See datapath/client/README.md.
+// The client side of one connection to an object target: the Connect exchange, asynchronous bulk
+// RPCs completed on the transport's I/O threads (submitRead/submitWrite), synchronous RPCs from
+// any number of threads (call, and read/write as thin wrappers) and target→client blocking
+// callbacks. Steady-state calls allocate nothing: every RPC in flight owns one of a fixed pool of
+// slots with preallocated buffers; an asynchronous one holds no thread. See
+// datapath/client/README.md.
 
 #include <lutra/status.h>
 #include <lutra/transport.h>
@@ -21,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -69,6 +72,16 @@ using ReplyOf = typename detail::ReplyOf<Request, protocol::Body>::type;
 
 class RpcSession;
 
+// How an asynchronous bulk RPC reports, exactly once: a plain function, its context and a tag, so
+// submitting allocates nothing. `bytes` is the bytes moved (read: short at the end of the object;
+// 0 on error).
+struct BulkCallback {
+    void (*function)(void *context, std::uint64_t tag, const Status &status,
+                     std::uint32_t bytes) noexcept = nullptr;
+    void *context = nullptr;
+    std::uint64_t tag = 0;
+};
+
 // Owns one slot of a session; returns it to the free list when destroyed.
 class SlotLease {
 public:
@@ -84,6 +97,12 @@ public:
 
     void release() noexcept;
     std::uint32_t index() const noexcept { return m_index; }
+    // Lets go of the slot without returning it (an asynchronous RPC frees it when it completes).
+    std::uint32_t detach() noexcept
+    {
+        m_session = nullptr;
+        return m_index;
+    }
 
 private:
     friend class RpcSession;
@@ -205,6 +224,28 @@ public:
                                 std::span<const transport::Segment> source, bool checksums,
                                 std::string_view jobId, Deadline deadline);
 
+    // Asynchronous bulk RPCs: the same shape and checks as read/write, but the call never waits.
+    // ok: sent (or queued to be sent); `done` runs exactly once — on a transport I/O thread (the
+    // reply, a disconnect), on the session's timer thread (the deadline passed) or, when the send
+    // itself fails, inside this call. It must be quick and must not block. The segments, the
+    // memory they name and `jobId` must stay valid until it runs. Not ok: nothing was sent and
+    // `done` never runs; resource_exhausted means every slot is busy (see setSlotWaiter).
+    Status submitRead(std::uint64_t handle, std::uint64_t offset, std::uint32_t pageCount,
+                      std::uint16_t lastPageBytes, std::span<const transport::Segment> destination,
+                      bool checksums, std::string_view jobId, Deadline deadline, BulkCallback done);
+    Status submitWrite(std::uint64_t handle, std::uint64_t offset, std::uint32_t pageCount,
+                       std::uint16_t lastPageBytes, std::span<const transport::Segment> source,
+                       bool checksums, std::string_view jobId, Deadline deadline,
+                       BulkCallback done);
+
+    // One submitter of asynchronous RPCs (the Osc) may register `wake`: after a submit found no
+    // free slot, the next slot freed calls wake(context) once, on the thread freeing it (no lock
+    // of the session held). Clearing it (nullptr) waits for a wake that is running.
+    void setSlotWaiter(void (*wake)(void *context) noexcept, void *context);
+    // After a submit found no free slot: true when one is free now (submit again); false when
+    // none is, and the next one freed calls the slot waiter.
+    bool armSlotWaiter() noexcept;
+
     // Replaces the handler (an empty one: callbacks are refused with an ErrorReply).
     void setBlockingCallbackHandler(BlockingCallbackHandler handler);
 
@@ -221,10 +262,43 @@ private:
     // slot's reply buffer.
     Result<protocol::Message> exchange(std::uint32_t index, const protocol::Body &body,
                                        std::string_view jobId, Deadline deadline);
+    // The synchronous wrapper: a slot (waiting for one until `deadline`), startBulk, and a wait
+    // for the callback.
     Result<std::uint32_t> bulk(protocol::Opcode opcode, std::uint64_t handle, std::uint64_t offset,
                                std::uint32_t pageCount, std::uint16_t lastPageBytes,
                                std::span<const transport::Segment> segments, bool checksums,
                                std::string_view jobId, Deadline deadline);
+    // Checks a bulk request's shape; the transfer's byte count and the segments it reaches.
+    Result<std::uint64_t> checkBulk(protocol::Opcode opcode, std::uint64_t handle,
+                                    std::uint64_t offset, std::uint32_t pageCount,
+                                    std::uint16_t lastPageBytes,
+                                    std::span<const transport::Segment> segments,
+                                    bool checksums) const;
+    Status submitBulk(protocol::Opcode opcode, std::uint64_t handle, std::uint64_t offset,
+                      std::uint32_t pageCount, std::uint16_t lastPageBytes,
+                      std::span<const transport::Segment> segments, bool checksums,
+                      std::string_view jobId, Deadline deadline, BulkCallback done);
+    // Sends a checked bulk request from slot `index` (owned by the caller, handed over here on
+    // ok). Not ok: nothing sent, the slot is still the caller's, `done` never runs.
+    Status startBulk(std::uint32_t index, protocol::Opcode opcode, std::uint64_t handle,
+                     std::uint64_t offset, std::uint32_t pageCount, std::uint16_t lastPageBytes,
+                     std::uint64_t bytes, std::span<const transport::Segment> segments,
+                     bool checksums, std::string_view jobId, Deadline deadline, BulkCallback done);
+    // Sends slot `index`'s request; a send that fails completes the RPC (sendWait: whether the
+    // send may wait for a credit; if not, a full queue hands it to the timer thread).
+    void sendAsync(std::uint32_t index, bool sendWait) noexcept;
+    // The slot's asynchronous RPC is over (claimed from `waiting` by the caller): decode the
+    // reply (empty: failed with `failure`), unexpose, free the slot, run the callback.
+    void completeAsync(std::uint32_t index, std::span<const std::byte> reply,
+                       Status failure) noexcept;
+    Result<std::uint32_t> decodeBulkReply(Slot &slot, std::span<const std::byte> message);
+    // Lowers the timer's next wake to `deadline` if it is earlier.
+    void armTimer(Deadline deadline) noexcept;
+    void timerLoop() noexcept;
+    // Fails every asynchronous RPC past its deadline; returns the earliest deadline left.
+    Deadline expireAsync(Deadline now) noexcept;
+    std::uint32_t tryAcquireSlot() noexcept; // kNoSlot when none is free
+    static constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
     Status unexpectedReply(protocol::Opcode opcode) const;
     Status disconnectedStatus() const;
 
@@ -248,6 +322,18 @@ private:
     std::mutex m_freeMutex;
     std::condition_variable m_freeChanged;
     std::vector<std::uint32_t> m_freeSlots; // a stack: reused slots stay warm in cache
+    void (*m_slotWaiter)(void *) noexcept = nullptr;
+    void *m_slotWaiterContext = nullptr;
+    bool m_slotWanted = false; // an asynchronous submit found no free slot
+    std::uint32_t m_wakesRunning = 0;
+
+    // The timer thread: deadlines of asynchronous RPCs and sends that found the queue full.
+    std::mutex m_timerMutex;
+    std::condition_variable m_timerWake;
+    std::atomic<Deadline::rep> m_timerNext{Deadline::max().time_since_epoch().count()};
+    std::vector<std::uint32_t> m_deferredSends; // reserved for every slot: never grows
+    bool m_timerStop = false;
+    std::thread m_timer;
 
     std::atomic<bool> m_disconnected{false};
     mutable std::mutex m_stateMutex; // m_disconnectReason, m_goneCallbacks

@@ -377,44 +377,30 @@ private slots:
 
     void targetKilledFailsOutstanding()
     {
-        // One RPC at a time; the first completion holds the only RPC thread until the target
-        // is dead, so everything behind it is still queued when the session goes: deterministic.
+        // One RPC at a time, and the target frozen (SIGSTOP) before anything is sent: the
+        // first write stays in flight unanswered, everything behind it stays queued, and the
+        // kill fails them all. No thread waits for the RPC in flight meanwhile. Deterministic.
         QVERIFY(set("osc.ost0.max_rpcs_in_flight", "1").ok());
         const std::uint64_t handle = create("killed");
         QVERIFY(handle != 0);
         auto buffer = pattern(4u << 20, 4);
-        std::mutex gateMutex;
-        std::condition_variable gateChanged;
-        bool open = false;
-        std::atomic<bool> firstDone{false};
         Tally tally;
         const transport::Segment segment{buffer.data(), 64 * kPage, 0};
-        std::atomic<bool> firstOk{false};
-        auto gated = [&](const Status &status, std::uint32_t bytes) {
-            firstOk = status.ok() && bytes == 64 * kPage;
-            firstDone = true;
-            std::unique_lock lock(gateMutex);
-            gateChanged.wait_for(lock, 30s, [&] { return open; });
-        };
-        QVERIFY(m_osc->submitWrite(handle, 0, 64, kPage, {&segment, 1}, "osc-test", gated).ok());
-        constexpr std::uint32_t kQueued = 100;
+        QCOMPARE(::kill(m_target->pid(), SIGSTOP), 0);
+        constexpr std::uint32_t kQueued = 101;
         for (std::uint32_t i = 0; i < kQueued; ++i) {
             QVERIFY(m_osc
                         ->submitWrite(handle, i % 16 * 64, 64, kPage, {&segment, 1}, "osc-test",
                                       tally.completion())
                         .ok());
         }
-        QVERIFY(eventually([&] { return firstDone.load(); }, 30s));
-        QVERIFY(firstOk.load());
+        QCOMPARE(m_osc->rpcStats().inFlight(OscRpcStats::write), std::int64_t(1));
+        QCOMPARE(m_osc->rpcStats().pendingPages(OscRpcStats::write),
+                 std::int64_t{(kQueued - 1) * 64});
         QCOMPARE(tally.done.load(), std::uint32_t(0));
         auto killed = m_target->stop(SIGKILL);
         QVERIFY(killed.ok());
         QVERIFY(eventually([&] { return !m_session->connected(); }, 30s));
-        {
-            std::lock_guard lock(gateMutex);
-            open = true;
-        }
-        gateChanged.notify_all();
 
         QVERIFY(tally.waitFor(kQueued));
         QVERIFY(m_osc->waitIdle(soon()));

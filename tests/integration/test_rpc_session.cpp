@@ -13,7 +13,9 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <new>
@@ -324,6 +326,12 @@ private:
     void serveRead(Connection &connection, std::uint64_t xid, std::string_view job,
                    const proto::BulkIo &io)
     {
+        if (job == "hang") { // never answered
+            std::lock_guard lock(m_mutex);
+            ++hung;
+            m_changed.notify_all();
+            return;
+        }
         const std::uint64_t size = io.handle == kShortHandle ? kShortSize : UINT64_MAX;
         const std::uint64_t count =
             io.offset >= size ? 0 : std::min(io.byteCount(), size - io.offset);
@@ -428,6 +436,40 @@ std::vector<Segment> segmentsOf(std::vector<std::byte> &buffer, std::size_t piec
 }
 
 } // namespace
+
+// What an asynchronous RPC reported, and on which thread.
+struct AsyncResult {
+    std::mutex mutex;
+    std::condition_variable changed;
+    int calls = 0;
+    Status status;
+    std::uint32_t bytes = 0;
+    std::thread::id thread;
+
+    static void done(void *context, std::uint64_t, const Status &status,
+                     std::uint32_t bytes) noexcept
+    {
+        auto &result = *static_cast<AsyncResult *>(context);
+        std::lock_guard lock(result.mutex);
+        ++result.calls;
+        result.status = status;
+        result.bytes = bytes;
+        result.thread = std::this_thread::get_id();
+        result.changed.notify_all();
+    }
+    client::BulkCallback callback() { return {&AsyncResult::done, this, 0}; }
+    bool wait()
+    {
+        std::unique_lock lock(mutex);
+        return changed.wait_for(lock, kWait, [&] { return calls > 0; });
+    }
+};
+
+int threadCount()
+{
+    return int(std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                             std::filesystem::directory_iterator()));
+}
 
 class TestRpcSession : public QObject {
     Q_OBJECT
@@ -801,6 +843,80 @@ private slots:
         QCOMPARE(m_session->counters().callbacks, std::uint64_t{2});
         // Calls still work alongside.
         QVERIFY(m_session->ping("job.ping", deadlineIn(kWait)).ok());
+    }
+
+    void asyncReadCompletesOnAnIoThread()
+    {
+        std::vector<std::byte> buffer(3 * 4096);
+        const auto segments = segmentsOf(buffer, 4096, 0);
+        AsyncResult result;
+        QVERIFY(m_session
+                    ->submitRead(9, 8192, 3, 4096, segments, true, "job.async", deadlineIn(kWait),
+                                 result.callback())
+                    .ok());
+        QVERIFY(result.wait());
+        QVERIFY2(result.status.ok(), result.status.toString().c_str());
+        QCOMPARE(result.bytes, 3u * 4096);
+        QVERIFY(result.thread != std::this_thread::get_id());
+        for (std::size_t i = 0; i < buffer.size(); ++i) {
+            QCOMPARE(buffer[i], patternByte(9, 8192 + i));
+        }
+        // Exactly once.
+        QVERIFY(m_session->ping("job.ping", deadlineIn(kWait)).ok());
+        QCOMPARE(result.calls, 1);
+    }
+
+    void asyncReadTimesOutWithoutAWaitingThread()
+    {
+        std::vector<std::byte> buffer(4096);
+        const auto segments = segmentsOf(buffer, 4096, 0);
+        AsyncResult result;
+        QVERIFY(m_session
+                    ->submitRead(9, 0, 1, 4096, segments, false, "hang", deadlineIn(kShort),
+                                 result.callback())
+                    .ok());
+        QVERIFY(result.wait()); // the session's timer completes it
+        QCOMPARE(result.status.code(), Errc::timeout);
+        QVERIFY2(result.status.message().starts_with("read to tcp://127.0.0.1:"),
+                 result.status.toString().c_str());
+        QCOMPARE(m_session->counters().timeouts, std::uint64_t{1});
+        // The slot came back and works.
+        QVERIFY(m_session->read(9, 0, 1, 4096, segments, true, "job.read", deadlineIn(kWait)).ok());
+        QCOMPARE(result.calls, 1);
+    }
+
+    void asyncRpcsInFlightHoldNoThreads()
+    {
+        const int slotCount = int(m_session->negotiated().slotCount);
+        std::vector<std::byte> buffer(std::size_t(slotCount) * 4096);
+        std::vector<AsyncResult> results(static_cast<std::size_t>(slotCount));
+        QVERIFY(m_session->ping("job.ping", deadlineIn(kWait)).ok()); // every thread started
+        const int threadsBefore = threadCount();
+        for (int i = 0; i < slotCount; ++i) {
+            const Segment segment{buffer.data() + std::size_t(i) * 4096, 4096, 0};
+            QVERIFY(m_session
+                        ->submitRead(9, 0, 1, 4096, {&segment, 1}, false, "hang", deadlineIn(kWait),
+                                     results[std::size_t(i)].callback())
+                        .ok());
+        }
+        QVERIFY(m_target->waitFor([&] { return m_target->hung == slotCount; }));
+        QCOMPARE(threadCount(), threadsBefore);
+        // Every slot is busy: one more is refused at once, and its callback never runs.
+        const Segment one{buffer.data(), 4096, 0};
+        AsyncResult refused;
+        QCOMPARE(m_session
+                     ->submitRead(9, 0, 1, 4096, {&one, 1}, false, "job.read", deadlineIn(kWait),
+                                  refused.callback())
+                     .code(),
+                 Errc::resource_exhausted);
+        // A disconnect completes every RPC in flight, once each.
+        m_target->closeAll();
+        for (AsyncResult &result : results) {
+            QVERIFY(result.wait());
+            QCOMPARE(result.calls, 1);
+            QCOMPARE(result.status.code(), Errc::unavailable);
+        }
+        QCOMPARE(refused.calls, 0);
     }
 
     void targetClosingFailsCallsInFlight()
