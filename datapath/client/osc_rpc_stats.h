@@ -69,7 +69,7 @@ private:
     using Histogram = std::array<std::atomic<std::uint64_t>, kBuckets>;
     static void tally(Histogram &histogram, std::size_t bucket) noexcept;
 
-    // Each histogram pair on its own lines: RPC threads of both directions add concurrently.
+    // Each histogram pair on its own lines: completions of both directions add concurrently.
     alignas(64) std::array<Histogram, 2> m_pagesPerRpc{};
     alignas(64) std::array<Histogram, 2> m_rpcsInFlight{};
     alignas(64) std::array<Histogram, 2> m_offset{};

@@ -2,7 +2,7 @@
 // Reading pages from a target into the page cache. One PageFill per read: its pages (locked, not
 // uptodate) are cut into bulk RPCs and submitted to the target's Osc at once; the caller waits
 // only for the RPCs holding the pages it needs now (demand), the others (readahead) complete on
-// the Osc's RPC threads, which mark the pages uptodate, unlock them and give the readahead
+// transport I/O threads, which mark the pages uptodate, unlock them and give the readahead
 // budget back. A reader that reaches a page still being filled waits for that page's lock only,
 // and finds it uptodate: never a second RPC for it. Fills are pooled and reused: steady state
 // allocates nothing. See datapath/client/README.md ("Page fills").
