@@ -49,11 +49,15 @@ int main(int argc, char **argv)
                    "batched (group commit) or per-write (one sync per write: a baseline)")
         ->capture_default_str()
         ->check(CLI::IsMember({"batched", "per-write"}));
+    bool copyReads = false;
+    app.add_flag("--no-zero-copy-read", copyReads,
+                 "read into a buffer before sending, also without checksums (read_zero_copy=0)");
     app.add_flag("--no-control", noControl, "do not serve the control socket in the run dir");
     app.add_option("--raw-baseline", rawBaselineUri,
                    "also serve a plain TCP endpoint (no lutra protocol) for lutra-bench's "
                    "baseline, e.g. tcp://127.0.0.1:0");
     CLI11_PARSE(app, argc, argv);
+    options.zeroCopyRead = !copyReads;
     options.commitMode =
         commitMode == "per-write" ? target::CommitMode::perWrite : target::CommitMode::batched;
 

@@ -5,6 +5,7 @@
 #include "protocol/codec.h"
 #include "target/target_server.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <map>
@@ -37,6 +38,8 @@ struct Session : std::enable_shared_from_this<Session> {
     std::uint64_t nextHandle = 1;
     std::unordered_map<std::uint64_t, std::shared_ptr<OpenObject>> handles;
     std::unordered_set<LockHandle> locks;
+    // The transport answered bulkPutFile with unimplemented: read into the buffer from now on.
+    std::atomic<bool> noFileBulk{false};
 
     std::string label() const; // "client-name (id 3)"
 };
@@ -77,7 +80,11 @@ private:
 // A service thread's own memory, allocated once.
 struct Worker {
     unsigned index = 0;
-    std::unique_ptr<std::byte[]> bulk;  // kMaxBulkBytes, touched only as far as used
+    std::unique_ptr<std::byte[]> bulk; // kMaxBulkBytes, touched only as far as used
+    // `bulk` registered with the transport (verbs pins it) once, on the first transfer, for
+    // its first `registered` bytes; again only when a larger bulk size is negotiated.
+    transport::MemoryRegion region;
+    bool registrationFailed = false;
     std::unique_ptr<std::byte[]> reply; // kMaxMessageSize
     std::vector<std::uint32_t> crcs;    // one per page of the largest bulk
     std::vector<protocol::DirEntry> entries;
@@ -95,6 +102,9 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
     TargetOptions options;
     std::string category; // log category "target.<name>"
 
+    transport::Transport *transport = nullptr;
+    std::atomic<bool> zeroCopyRead{true};
+    std::atomic<std::uint64_t> zeroCopyReads{0}; // reads served with bulkPutFile
     std::unique_ptr<ObjectStore> store;
     std::unique_ptr<GroupCommit> commit;
     std::unique_ptr<LockManager> locks;
@@ -126,6 +136,8 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
                    const Status &status);
     // Waits for the worker's bulk operation; the transport reports it through onBulkDone.
     Status waitBulk(Worker &worker);
+    // The region of the worker's first `bytes` of bulk buffer (0: unregistered, if that failed).
+    std::uint64_t bulkRegion(Worker &worker, std::size_t bytes);
     std::shared_ptr<Session> findSession(ClientId id);
     void dropSession(Session &session, const Status &reason);
 

@@ -67,6 +67,32 @@ Status TargetServer::Impl::waitBulk(Worker &worker)
     return worker.bulkStatus;
 }
 
+std::uint64_t TargetServer::Impl::bulkRegion(Worker &worker, std::size_t bytes)
+{
+    if (bytes <= worker.region.length || worker.registrationFailed) {
+        return worker.region.id;
+    }
+    // Grown only when a larger bulk size was negotiated: at most a few times per worker.
+    if (worker.region.id != 0) {
+        transport->deregisterMemory(worker.region);
+        worker.region = {};
+    }
+    const std::size_t length = std::max<std::size_t>(bytes, std::size_t{4} << 20);
+    auto region =
+        transport->registerMemory(worker.bulk.get(), std::min<std::size_t>(length, kMaxBulkBytes));
+    if (!region) {
+        // The transport can still move unregistered memory (per operation): slower, not wrong.
+        worker.registrationFailed = true;
+        log::warning(category, "service thread " + std::to_string(worker.index) +
+                                   ": cannot register its bulk buffer, registering per "
+                                   "operation: " +
+                                   region.status().message());
+        return 0;
+    }
+    worker.region = *region;
+    return worker.region.id;
+}
+
 void TargetServer::Impl::sendReply(Session &session, Worker &worker, const Message &reply)
 {
     auto size = encode(reply, {worker.reply.get(), kMaxMessageSize});
@@ -327,6 +353,43 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 if (!descriptor) {
                     return descriptor.status();
                 }
+                const bool sums = (body.io.flags & kBulkChecksums) != 0 &&
+                                  (session.features & kFeatureChecksums) != 0;
+                if (!sums && zeroCopyRead && !session.noFileBulk) {
+                    // Straight from the file's page cache to the transport: no copy through
+                    // the buffer, and this thread does not read while the transport sends.
+                    auto attr = object->handle.stat();
+                    if (!attr) {
+                        return attr.status();
+                    }
+                    if (attr->type != ObjectType::directory) { // pread below names that error
+                        const std::uint64_t length =
+                            body.io.offset >= attr->size
+                                ? 0
+                                : std::min(bytes, attr->size - body.io.offset);
+                        Status put;
+                        if (length > 0) {
+                            put = session.connection->bulkPutFile(
+                                *descriptor, {object->handle.fd(), body.io.offset, length},
+                                worker.index, transport::deadlineIn(kBulkDeadline));
+                            if (put) {
+                                put = waitBulk(worker);
+                            }
+                        }
+                        if (put.code() != Errc::unimplemented) {
+                            if (!put) {
+                                return put.withContext("read " + object->handle.name());
+                            }
+                            jobStats.sample(job, JobStats::read_bytes,
+                                            static_cast<std::int64_t>(length));
+                            zeroCopyReads.fetch_add(length > 0 ? 1 : 0, std::memory_order_relaxed);
+                            ReadReply reply;
+                            reply.bytesRead = static_cast<std::uint32_t>(length);
+                            return reply;
+                        }
+                        session.noFileBulk = true; // this transport reads into memory
+                    }
+                }
                 auto got = object->handle.pread({worker.bulk.get(), bytes}, body.io.offset);
                 if (!got) {
                     return got.status();
@@ -334,7 +397,8 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 ReadReply reply;
                 reply.bytesRead = static_cast<std::uint32_t>(*got);
                 if (*got > 0) {
-                    const transport::Segment segment{worker.bulk.get(), *got, 0};
+                    const transport::Segment segment{worker.bulk.get(), *got,
+                                                     bulkRegion(worker, *got)};
                     Status put =
                         session.connection->bulkPut(*descriptor, {&segment, 1}, worker.index,
                                                     transport::deadlineIn(kBulkDeadline));
@@ -345,8 +409,6 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                         return put.withContext("read " + object->handle.name());
                     }
                 }
-                const bool sums = (body.io.flags & kBulkChecksums) != 0 &&
-                                  (session.features & kFeatureChecksums) != 0;
                 if (sums) {
                     const std::size_t pages = (*got + kPageSize - 1) / kPageSize;
                     if (auto status =
@@ -390,7 +452,8 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                         }
                     }
                 } pending{commit.get()};
-                const transport::Segment segment{worker.bulk.get(), bytes, 0};
+                const transport::Segment segment{worker.bulk.get(), bytes,
+                                                 bulkRegion(worker, bytes)};
                 Status got = session.connection->bulkGet(*descriptor, {&segment, 1}, worker.index,
                                                          transport::deadlineIn(kBulkDeadline));
                 if (got) {

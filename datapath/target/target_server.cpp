@@ -86,6 +86,7 @@ TargetServer::Impl::Impl(TargetOptions opts)
       queue(std::max<std::size_t>(options.requestSlots, 1))
 {
     brwSizeMb = options.brwSizeMb;
+    zeroCopyRead = options.zeroCopyRead;
 }
 
 Status TargetServer::Impl::publish(params::Registry &registry)
@@ -106,6 +107,37 @@ Status TargetServer::Impl::publish(params::Registry &registry)
         return Status{};
     };
     if (auto status = paramGroup->add(std::move(brw), std::move(brwBinding)); !status) {
+        return status;
+    }
+
+    params::Spec zeroCopy;
+    zeroCopy.name = "obdfilter." + options.name + ".read_zero_copy";
+    zeroCopy.type = params::Type::boolean;
+    zeroCopy.defaultValue = std::int64_t{1};
+    zeroCopy.help = "serve reads without checksums from the file straight to the transport "
+                    "(tcp: sendfile) instead of reading them into a buffer first";
+    params::Binding zeroCopyBinding;
+    zeroCopyBinding.read = [this] {
+        return params::Value(std::int64_t{zeroCopyRead.load() ? 1 : 0});
+    };
+    zeroCopyBinding.apply = [this](const params::Value &value) {
+        zeroCopyRead = std::get<std::int64_t>(value) != 0;
+        return Status{};
+    };
+    if (auto status = paramGroup->add(std::move(zeroCopy), std::move(zeroCopyBinding)); !status) {
+        return status;
+    }
+
+    params::Spec zeroCopyCount;
+    zeroCopyCount.name = "obdfilter." + options.name + ".zero_copy_reads";
+    zeroCopyCount.writable = false;
+    zeroCopyCount.help = "reads served from the file straight to the transport (read_zero_copy)";
+    params::Binding zeroCopyCountBinding;
+    zeroCopyCountBinding.read = [this] {
+        return params::Value(static_cast<std::int64_t>(zeroCopyReads.load()));
+    };
+    if (auto status = paramGroup->add(std::move(zeroCopyCount), std::move(zeroCopyCountBinding));
+        !status) {
         return status;
     }
 
@@ -148,6 +180,7 @@ Result<std::unique_ptr<TargetServer>> TargetServer::start(TargetOptions options,
                                               " MiB");
     }
     auto impl = std::make_unique<Impl>(std::move(options));
+    impl->transport = &transport;
 
     auto store = ObjectStore::openRoot(impl->options.root);
     if (!store) {
@@ -245,6 +278,12 @@ void TargetServer::shutdown()
                                         [&impl] { return impl.sessions.empty(); })) {
             log::error(impl.category, std::to_string(impl.sessions.size()) +
                                           " connections did not report their disconnect");
+        }
+    }
+    for (auto &worker : impl.workers) {
+        if (worker->region.id != 0) {
+            impl.transport->deregisterMemory(worker->region);
+            worker->region = {};
         }
     }
     impl.paramGroup.reset();

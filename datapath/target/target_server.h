@@ -28,6 +28,9 @@ struct TargetOptions {
     std::size_t requestSlots = 128; // requests queued or in service at once; more get "busy"
     CommitMode commitMode = CommitMode::batched;
     std::uint32_t brwSizeMb = 4; // largest bulk RPC offered at connect (obdfilter.*.brw_size)
+    // Reads without checksums go from the file to the transport (tcp: sendfile) without a copy
+    // through the service thread's buffer (obdfilter.*.read_zero_copy).
+    bool zeroCopyRead = true;
 };
 
 class TargetServer {
