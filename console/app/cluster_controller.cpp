@@ -80,17 +80,76 @@ void ClusterController::open(const ClusterFile &cluster, bool startConnections)
         m_nodes.insert(node->address, node);
     }
     m_clusterModel.setNodes(m_order);
+    if (!cluster.prometheus.isEmpty()) {
+        m_fleet = std::make_unique<FleetTelemetry>(cluster.prometheus, cluster.name, m_order);
+        connect(m_fleet.get(), &FleetTelemetry::updated, this, &ClusterController::onFleetUpdated);
+    }
     for (const auto &address : std::as_const(m_order)) {
         auto &node = *m_nodes.value(address);
         connectSignals(node);
+        // With Prometheus for the fleet, a node streams only while it is on screen.
+        node.connection->setStreaming(!m_fleet);
         if (startConnections) {
             node.connection->start();
         }
     }
+    if (m_fleet && startConnections) {
+        m_fleet->start();
+    }
+}
+
+void ClusterController::setOnScreen(const QStringList &addresses)
+{
+    if (!m_fleet) {
+        return;
+    }
+    for (auto &node : m_nodes) {
+        const bool shown = addresses.contains(node->address);
+        if (node->connection->streaming() == shown) {
+            continue;
+        }
+        node->connection->setStreaming(shown);
+        const auto &info = node->connection->info();
+        if (shown && node->connection->state() == ConnectionState::ready &&
+            node->historyLoadedFor != info.startTimeNs) {
+            loadHistory(*node);
+        }
+    }
+}
+
+bool ClusterController::isStreaming(const QString &address) const
+{
+    auto found = m_nodes.value(address);
+    return found && found->connection->streaming();
+}
+
+void ClusterController::onFleetUpdated()
+{
+    const auto &facts = m_fleet->facts();
+    for (auto &node : m_nodes) {
+        if (node->connection->streaming() && node->latest) {
+            continue; // an on-screen node's own stream is fresher than a 1-minute rate
+        }
+        NodeLive live;
+        if (const auto found = facts.find(node->address); found != facts.end()) {
+            live.hitRatio = found->hitRatio;
+            live.lockCount = found->lockCount;
+            live.lockUnused = found->lockUnused;
+            // No fixed lru_size series while the node has locks: every namespace is dynamic.
+            live.lruSize = found->lruSizeFixed < 0 && found->lockUnused >= 0
+                               ? 0
+                               : found->lruSizeFixed;
+            live.cachedMb = found->cachedMb;
+            live.maxCachedMb = found->maxCachedMb;
+        }
+        m_clusterModel.setLive(node->address, live);
+    }
+    emit fleetUpdated();
 }
 
 void ClusterController::shutdown()
 {
+    m_fleet.reset();
     // Every connection waits for its calls' OnDone before its channel goes, on this thread.
     for (auto &node : m_nodes) {
         node->connection->disconnect(this);
@@ -113,8 +172,8 @@ void ClusterController::connectSignals(Node &node)
             });
     connect(connection, &NodeConnection::infoChanged, this, [this, address](const NodeInfo &info) {
         m_clusterModel.setInfo(address, info);
-        if (auto found = m_nodes.value(address);
-            found && found->historyLoadedFor != info.startTimeNs) {
+        if (auto found = m_nodes.value(address); found && found->connection->streaming() &&
+                                                 found->historyLoadedFor != info.startTimeNs) {
             loadHistory(*found);
         }
         emit nodeStateChanged(address);

@@ -10,6 +10,7 @@
 #include "models/cluster_model.h"
 #include "models/operations_model.h"
 #include "models/schema_model.h"
+#include "net/fleet_telemetry.h"
 #include "net/node_connection.h"
 
 #include <QHash>
@@ -40,6 +41,14 @@ public:
     void open(const ClusterFile &cluster, bool startConnections = true);
     void shutdown();
     const ClusterFile &cluster() const { return m_cluster; }
+
+    // Fleet telemetry from the cluster file's Prometheus; null without one (then every node
+    // streams and the cluster views aggregate the streams).
+    FleetTelemetry *fleet() const { return m_fleet.get(); }
+    // The nodes a view shows one by one (the Node tab, a node-scope chart). With Prometheus only
+    // they stream counters and load their history; without, every node streams anyway.
+    void setOnScreen(const QStringList &addresses);
+    bool isStreaming(const QString &address) const;
 
     QStringList addresses() const { return m_order; }
     NodeConnection *connection(const QString &address) const;
@@ -80,6 +89,7 @@ signals:
     void nodeHistoryLoaded(const QString &address);
     void nodeEventAdded(const QString &address);
     void schemaChanged();
+    void fleetUpdated(); // a Prometheus poll completed (see fleet()->lastError())
 
 private:
     struct Node;
@@ -89,6 +99,7 @@ private:
     void loadHistory(Node &node);
     void loadSchema(Node &node);
     void updateLive(Node &node);
+    void onFleetUpdated();
 
     ClusterFile m_cluster;
     QStringList m_order;
@@ -98,6 +109,7 @@ private:
     OperationsModel m_operations;
     QHash<int, QPointer<FanOutOperation>> m_running;
     QHash<int, OperationRecord> m_records;
+    std::unique_ptr<FleetTelemetry> m_fleet;
 };
 
 // Node names as a label can show them: "node001, node002" or "5 nodes".

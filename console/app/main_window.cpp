@@ -125,7 +125,15 @@ void MainWindow::frame()
     for (const auto &address : addresses) {
         ready += m_cluster.connection(address)->state() == ConnectionState::ready;
     }
-    statusBar()->showMessage(tr("%1 of %2 nodes ready").arg(ready).arg(addresses.size()));
+    QString status = tr("%1 of %2 nodes ready").arg(ready).arg(addresses.size());
+    if (const auto *fleet = m_cluster.fleet()) {
+        status +=
+            fleet->lastError().isEmpty()
+                ? tr(" · fleet charts from Prometheus %1").arg(fleet->base().toString())
+                : tr(" · Prometheus %1: %2").arg(fleet->base().toString(), fleet->lastError());
+    }
+    statusBar()->showMessage(status);
+    m_cluster.setOnScreen(onScreen());
     switch (m_tabs->currentIndex()) {
     case nodeTab: m_nodeView->refresh(); break;
     case readaheadTab: m_readaheadView->refresh(); break;
@@ -135,6 +143,20 @@ void MainWindow::frame()
     case jobsTab: m_jobsView->refresh(); break;
     case auditTab: m_auditView->refresh(); break;
     default: break;
+    }
+}
+
+QStringList MainWindow::onScreen() const
+{
+    switch (m_tabs->currentIndex()) {
+    case nodeTab: return {m_nodeView->picker()->currentAddress()};
+    case readaheadTab:
+        if (m_readaheadView->scope() == ReadaheadView::Scope::node) {
+            return {m_readaheadView->picker()->currentAddress()};
+        }
+        return {};
+    case lockLruTab: return {m_lockLruView->picker()->currentAddress()};
+    default: return {};
     }
 }
 

@@ -43,6 +43,8 @@ public:
     // Redraws what is visible now (the frame tick calls it once a second).
     void frame();
     void setFrameInterval(int ms);
+    // The nodes the current tab shows one by one (with Prometheus, only they stream).
+    QStringList onScreen() const;
 
     ClusterView *clusterView() const { return m_clusterView; }
     NodeView *nodeView() const { return m_nodeView; }

@@ -53,6 +53,27 @@ QList<BandPoint> inPercent(QList<BandPoint> band)
     return band;
 }
 
+// Where the cluster charts come from, how fresh, and how much of the cluster they cover.
+QString sourceText(const FleetTelemetry &fleet, int withSeries, int nodes)
+{
+    const QString server = fleet.base().toString();
+    if (!fleet.lastError().isEmpty()) {
+        return ReadaheadView::tr("Prometheus %1 did not answer: %2 — the charts show its last "
+                                 "answer")
+            .arg(server, fleet.lastError());
+    }
+    if (fleet.lastUpdateMs() == 0) {
+        return ReadaheadView::tr("Asking Prometheus %1…").arg(server);
+    }
+    const qint64 age = (QDateTime::currentMSecsSinceEpoch() - fleet.lastUpdateMs()) / 1000;
+    return ReadaheadView::tr("From Prometheus %1 (1-minute rates, updated %2 s ago): %3 of %4 "
+                             "nodes have reads to rate; only the node you open streams.")
+        .arg(server)
+        .arg(age)
+        .arg(withSeries)
+        .arg(nodes);
+}
+
 void showRatio(TimeChart &chart)
 {
     chart.setAutoY(true, false);
@@ -77,7 +98,8 @@ ReadaheadView::ReadaheadView(ClusterController &cluster, QWidget *parent)
       m_nodeCharts(new ChartGrid(2)),
       m_band(new TimeChart(tr("Readahead hit ratio across nodes (min / median / max)"),
                            tr("hit ratio"))),
-      m_heatMap(new HeatMap), m_ranking(new RankingModel(this)), m_worst(new QTableView)
+      m_heatMap(new HeatMap), m_ranking(new RankingModel(this)), m_worst(new QTableView),
+      m_source(new QLabel)
 {
     m_scope->setObjectName("readahead.scope");
     m_scope->addItem(tr("One node"));
@@ -125,9 +147,17 @@ ReadaheadView::ReadaheadView(ClusterController &cluster, QWidget *parent)
     m_heatMap->setToolTip(tr("Hit ratio per node over time; double-click a node to open it"));
     clusterPage->addWidget(upper);
     clusterPage->addWidget(m_heatMap);
+    m_source->setObjectName("readahead.source");
+    m_source->setWordWrap(true);
+    m_source->setVisible(false);
+    auto *clusterBox = new QWidget;
+    auto *clusterLayout = new QVBoxLayout(clusterBox);
+    clusterLayout->setContentsMargins(0, 0, 0, 0);
+    clusterLayout->addWidget(m_source);
+    clusterLayout->addWidget(clusterPage, 1);
 
     m_stack->addWidget(nodePage);
-    m_stack->addWidget(clusterPage);
+    m_stack->addWidget(clusterBox);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
     layout->addWidget(m_stack, 1);
@@ -143,6 +173,11 @@ ReadaheadView::ReadaheadView(ClusterController &cluster, QWidget *parent)
         refresh();
     });
     connect(m_counters, &QListWidget::itemChanged, this, [this] { refresh(); });
+    connect(&m_cluster, &ClusterController::fleetUpdated, this, [this] {
+        if (scope() == Scope::cluster) {
+            refresh();
+        }
+    });
     connect(m_heatMap, &HeatMap::rowActivated, this, [this](const QString &label) {
         for (const auto &address : m_cluster.addresses()) {
             if (m_cluster.nodeName(address) == label) {
@@ -285,19 +320,38 @@ void ReadaheadView::refreshNode(qint64 fromMs, qint64 toMs)
 void ReadaheadView::refreshCluster(qint64 fromMs, qint64 toMs)
 {
     const auto addresses = m_cluster.addresses();
+    auto *fleet = m_cluster.fleet();
+    if (fleet != nullptr) {
+        fleet->setWindow(toMs - fromMs, kBuckets);
+    }
+    m_source->setVisible(fleet != nullptr);
     // Each node is bucketed once: the heat map draws the buckets, the band is their spread.
     QList<QList<double>> heat;
     const QStringList names = m_cluster.nodeNames(addresses);
     QList<double> latest;
     QList<double> misses;
     heat.reserve(addresses.size());
+    int withSeries = 0;
     for (const auto &address : addresses) {
-        const auto *series = m_cluster.series(address);
-        heat << bucketMeans(series->nodeHitRatio(fromMs), double(fromMs), double(toMs), kBuckets);
         const bool unreachable =
             m_cluster.connection(address)->state() == ConnectionState::unreachable;
+        if (fleet != nullptr) {
+            // Prometheus' 1-minute rates: the same for every node, streamed or not.
+            const auto history = fleet->hitRatioHistory().value(address);
+            withSeries += !history.isEmpty();
+            heat << bucketMeans(history, double(fromMs), double(toMs), kBuckets);
+            const auto facts = fleet->facts().value(address);
+            latest << (unreachable ? qQNaN() : facts.hitRatio);
+            misses << facts.missesPerSecond;
+            continue;
+        }
+        const auto *series = m_cluster.series(address);
+        heat << bucketMeans(series->nodeHitRatio(fromMs), double(fromMs), double(toMs), kBuckets);
         latest << (unreachable ? qQNaN() : series->latestNodeHitRatio());
         misses << series->latestNodeMissesPerSecond();
+    }
+    if (fleet != nullptr) {
+        m_source->setText(sourceText(*fleet, withSeries, int(addresses.size())));
     }
     m_band->setBand(tr("hit ratio"),
                     inPercent(spreadOfBuckets(heat, double(fromMs), double(toMs), kBuckets)));

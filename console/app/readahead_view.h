@@ -2,10 +2,13 @@
 // Readahead: read_ahead_stats as rates and the hit ratio over time. For a node, charts per
 // instance; for the cluster, the min/median/max band of the nodes' hit ratio, the worst nodes,
 // and a node × time heat map. Charts start from the stored history (the last hour) and go on live.
+// With a Prometheus in the cluster file, the cluster scope draws its 1-minute rates instead of
+// the nodes' streams (only the node shown in node scope streams).
 
 #include <QWidget>
 
 class QComboBox;
+class QLabel;
 class QListWidget;
 class QStackedWidget;
 class QTableView;
@@ -40,6 +43,7 @@ public:
     TimeChart *bandChart() const { return m_band; }
     HeatMap *heatMap() const { return m_heatMap; }
     RankingModel *ranking() const { return m_ranking; }
+    QLabel *source() const { return m_source; } // where the cluster charts come from
 
     static constexpr int kWorstNodes = 10;
 
@@ -59,6 +63,7 @@ private:
     HeatMap *m_heatMap;
     RankingModel *m_ranking;
     QTableView *m_worst;
+    QLabel *m_source;
 };
 
 } // namespace lutra::console

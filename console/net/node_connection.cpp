@@ -485,7 +485,9 @@ void NodeConnection::onProbe(quint64 generation, Reply<NodeInfo> reply)
     m_state = ConnectionState::ready;
     m_lastError.clear();
     refreshInstances(generation);
-    startStream();
+    if (m_streaming) {
+        startStream();
+    }
     m_refreshTimer.start();
     // Signals last: a receiver may shut this connection down.
     emit infoChanged(m_info);
@@ -591,6 +593,19 @@ void NodeConnection::startStream()
     m_slot->setCurrent(id);
     m_stream = std::make_unique<net::CounterStream>(id, m_tracker, m_slot, std::move(hooks));
     m_stream->start(*m_session);
+}
+
+void NodeConnection::setStreaming(bool on)
+{
+    if (on == m_streaming) {
+        return;
+    }
+    m_streaming = on;
+    if (!on) {
+        retireStream();
+    } else if (m_state == ConnectionState::ready && m_session && !m_stream) {
+        startStream();
+    }
 }
 
 void NodeConnection::retireStream()

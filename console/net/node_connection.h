@@ -51,6 +51,11 @@ public:
     // all of them; then frees the channel here. Idempotent; start() connects again.
     void shutdown();
     void setBackoffForTests(int initialMs, int maxMs);
+    // Whether the counter stream runs (on by default). Off, the node is still probed and its
+    // instances kept fresh, but it sends no counters: with Prometheus for the fleet, the console
+    // streams only the nodes on screen. Takes effect at once on a ready connection.
+    void setStreaming(bool on);
+    bool streaming() const { return m_streaming; }
 
     // The latest counter update: a slot, not a queue, so a slow GUI never builds a backlog.
     // Empties the slot.
@@ -139,6 +144,7 @@ private:
     quint64 m_nextCallId = 1; // calls and streams share the ids the tracker knows them by
     quint64 m_generation = 0; // bumped by every (re)connection and loss: older results are dropped
     bool m_started = false;
+    bool m_streaming = true;
     bool m_instancesInFlight = false;
 
     QTimer m_reconnectTimer;

@@ -93,13 +93,14 @@ public:
         QString name; // node001 ...
         QString runDir;
         int port = 0;
+        int metricsPort = 0; // 0: no /metrics endpoint
         std::unique_ptr<lutra::test::BenchProcess> bench;
         std::unique_ptr<lutra::test::CtldProcess> ctld;
     };
 
-    // Tokens, then per node its workload (job 1001, 1002, ...) and its ctld. Empty on success,
-    // else what failed.
-    QString start(int nodes)
+    // Tokens, then per node its workload (job 1001, 1002, ...) and its ctld (serving /metrics
+    // on a port of its own with `withMetrics`). Empty on success, else what failed.
+    QString start(int nodes, bool withMetrics = false)
     {
         if (!m_dir.isValid()) {
             return QStringLiteral("no temporary directory");
@@ -119,6 +120,7 @@ public:
             node->runDir = m_dir.filePath(node->name + "/run");
             QDir().mkpath(node->runDir);
             node->port = freePort();
+            node->metricsPort = withMetrics ? freePort() : 0;
             node->bench = std::make_unique<lutra::test::BenchProcess>(
                 node->runDir, "job" + node->name, QString("100%1").arg(i));
             if (!node->bench->waitReady()) {
@@ -147,7 +149,7 @@ public:
 
     // A cluster file of every node with `token` ("admin" or "viewer") and a short deadline: the
     // hung-node checks wait for it.
-    QString clusterFile(const QString &token) const
+    QString clusterFile(const QString &token, const QString &prometheusUrl = {}) const
     {
         QString hosts;
         for (const auto &node : m_nodes) {
@@ -156,14 +158,17 @@ public:
         const auto path = m_dir.filePath(token + "-cluster.yaml");
         QFile file(path);
         file.open(QIODevice::WriteOnly);
-        file.write(QString("name: console-test\n"
-                           "timeout: 4s\n"
-                           "token_file: %1.token\n"
-                           "groups:\n"
-                           "  - name: compute\n"
-                           "    hosts: %2\n")
-                       .arg(token, hosts)
-                       .toUtf8());
+        file.write(
+            QString("name: console-test\n"
+                    "%3"
+                    "timeout: 4s\n"
+                    "token_file: %1.token\n"
+                    "groups:\n"
+                    "  - name: compute\n"
+                    "    hosts: %2\n")
+                .arg(token, hosts,
+                     prometheusUrl.isEmpty() ? QString() : "prometheus: " + prometheusUrl + "\n")
+                .toUtf8());
         return path;
     }
 
@@ -191,7 +196,7 @@ private:
         return QString("node: %1\n"
                        "labels: {role: compute, rack: r%2}\n"
                        "listen: 127.0.0.1:%3\n"
-                       "metrics_listen: ''\n"
+                       "metrics_listen: '%6'\n"
                        "run_dir: %4\n"
                        "db: %4/../ctld.db\n"
                        "sample_interval: 1s\n"
@@ -203,7 +208,8 @@ private:
             .arg(node.name)
             .arg(index + 1)
             .arg(node.port)
-            .arg(node.runDir, m_dir.path());
+            .arg(node.runDir, m_dir.path(),
+                 node.metricsPort > 0 ? QString("127.0.0.1:%1").arg(node.metricsPort) : QString());
     }
 
     QTemporaryDir m_dir;

@@ -2,7 +2,7 @@
 // a lutra-bench --loop datapath process) through config/prometheus/ (intervals shortened to 1 s)
 // and the file_sd list `lutractl prometheus-targets --ask-nodes` wrote; the recording rules'
 // series exist with the nodes' labels, and gauge-based ones equal what each ctld's /metrics says.
-#include "../daemon/ctld_fixture.h"
+#include "prometheus_process.h"
 
 #include <QDir>
 #include <QFile>
@@ -76,12 +76,6 @@ bool writeFile(const QString &path, const QByteArray &text)
     return file.open(QIODevice::WriteOnly) && file.write(text) == text.size();
 }
 
-QByteArray readFile(const QString &path)
-{
-    QFile file(path);
-    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
 // The sum of one metric's samples in a /metrics text, or nullopt when it has none.
 std::optional<double> sumOf(const std::string &text, const std::string &metric)
 {
@@ -98,62 +92,6 @@ std::optional<double> sumOf(const std::string &text, const std::string &metric)
         at = end;
     }
     return sum;
-}
-
-class Prometheus {
-public:
-    Prometheus(const QString &dir, int port) : m_port(port)
-    {
-        dieWithParent(m_process);
-        m_process.setProcessChannelMode(QProcess::MergedChannels);
-        m_process.start(
-            QStandardPaths::findExecutable("prometheus"),
-            {"--config.file=" + dir + "/prometheus.yml", "--storage.tsdb.path=" + dir + "/data",
-             QStringLiteral("--web.listen-address=127.0.0.1:%1").arg(port), "--log.level=warn"});
-    }
-    ~Prometheus()
-    {
-        m_process.terminate();
-        if (!m_process.waitForFinished(20000)) {
-            m_process.kill();
-            m_process.waitForFinished();
-        }
-    }
-    bool running() { return m_process.state() != QProcess::NotRunning; }
-    QString log() { return QString::fromUtf8(m_process.readAll()); }
-
-    // The result vector of an instant query, keyed by one label's value.
-    std::map<QString, QJsonObject> query(const QString &promql, const QString &keyLabel)
-    {
-        httplib::Client client("127.0.0.1", m_port);
-        const httplib::Params params{{"query", promql.toStdString()}};
-        auto response = client.Get("/api/v1/query", params, httplib::Headers{});
-        std::map<QString, QJsonObject> series;
-        if (!response || response->status != 200) {
-            return series;
-        }
-        const auto reply = QJsonDocument::fromJson(QByteArray::fromStdString(response->body));
-        for (const auto &item : reply["data"]["result"].toArray()) {
-            const auto object = item.toObject();
-            series[object["metric"].toObject()[keyLabel].toString()] = object;
-        }
-        return series;
-    }
-    bool ready()
-    {
-        httplib::Client client("127.0.0.1", m_port);
-        auto response = client.Get("/-/ready");
-        return response && response->status == 200;
-    }
-
-private:
-    QProcess m_process;
-    int m_port;
-};
-
-double valueOf(const QJsonObject &sample)
-{
-    return sample["value"].toArray().at(1).toString().toDouble();
 }
 
 } // namespace
@@ -224,17 +162,9 @@ private slots:
         QVERIFY2(written.exitCode == 0, qPrintable(written.out + written.err));
 
         // config/prometheus/ as shipped, with 1 s intervals.
-        auto config = readFile(QStringLiteral(LUTRA_PROMETHEUS_CONFIG_DIR) + "/prometheus.yml");
-        for (const auto &[from, to] : std::map<QByteArray, QByteArray>{
-                 {"scrape_interval: 15s", "scrape_interval: 1s"},
-                 {"evaluation_interval: 15s", "evaluation_interval: 1s"},
-                 {"scrape_timeout: 10s", "scrape_timeout: 1s"}}) {
-            QVERIFY2(config.contains(from), from.constData());
-            config.replace(from, to);
-        }
-        QVERIFY(writeFile(m_dir.filePath("prometheus/prometheus.yml"), config));
-        QVERIFY(QFile::copy(QStringLiteral(LUTRA_PROMETHEUS_CONFIG_DIR) + "/rules/lutra.rules.yml",
-                            m_dir.filePath("prometheus/rules/lutra.rules.yml")));
+        const auto configError = writeFastPrometheusConfig(
+            QStringLiteral(LUTRA_PROMETHEUS_CONFIG_DIR), m_dir.filePath("prometheus"));
+        QVERIFY2(configError.isEmpty(), qPrintable(configError));
         const int webPort = bindPort("127.0.0.1", 0);
         Prometheus prometheus(m_dir.filePath("prometheus"), webPort);
         QTRY_VERIFY2_WITH_TIMEOUT(prometheus.ready() || !prometheus.running(), "not ready", 20000);
