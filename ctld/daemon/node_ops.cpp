@@ -3,7 +3,7 @@
 #include "control/params_wire.h"
 #include "core/log.h"
 #include "core/params/glob.h"
-#include "core/params/value.h"
+#include "core/params/plan.h"
 #include "daemon/job_stats_text.h"
 #include "store/store.h"
 
@@ -239,47 +239,41 @@ Result<std::vector<NodeOps::InstancePlan>> NodeOps::plan(const ChangeRequest &re
             "no datapath process is running on " + m_config.node +
                 (request.instanceGlob.empty() ? "" : " as '" + request.instanceGlob + "'"));
     }
+    // Each instance's batch is planned by the registry's own planning step against the
+    // instance's schema, so ctld means exactly what the datapath process will do.
     std::vector<InstancePlan> plans;
     std::vector<bool> matched(request.targets.size(), false);
     for (const auto &connection : connections) {
-        InstancePlan plan;
-        plan.connection = connection;
+        std::vector<params::Assignment> batch;
+        std::vector<std::size_t> targetOf; // batch index -> request.targets index
         for (std::size_t t = 0; t < request.targets.size(); ++t) {
             const auto &target = request.targets[t];
-            if (!target.instance.empty() && target.instance != connection->info.id) {
-                continue;
+            if (target.instance.empty() || target.instance == connection->info.id) {
+                batch.push_back({target.pattern, target.value});
+                targetOf.push_back(t);
             }
-            for (const auto &spec : connection->specs) {
-                if (!globs[t].matches(spec.name)) {
-                    continue;
-                }
-                matched[t] = true;
-                const std::string where = connection->info.id + ": ";
-                if (!spec.writable) {
-                    errors->push_back(where + spec.name + " is read-only");
-                    continue;
-                }
-                auto parsed = params::parseValue(spec, target.value);
-                if (!parsed) {
-                    errors->push_back(where + parsed.status().message());
-                    continue;
-                }
-                InstancePlan::Item item;
-                item.name = spec.name;
-                item.value = target.value;
-                item.special = parsed->isSpecial();
-                item.desired =
-                    item.special ? parsed->special : params::formatValue(spec, parsed->value);
-                item.source = target.source;
-                auto same =
-                    std::find_if(plan.items.begin(), plan.items.end(),
-                                 [&](const auto &other) { return other.name == spec.name; });
-                if (same != plan.items.end() && !same->special && !item.special) {
-                    *same = std::move(item); // a later assignment of the same name wins
-                } else {
-                    plan.items.push_back(std::move(item));
-                }
+        }
+        const params::BatchPlan batchPlan =
+            params::planBatch(batch, connection->specs, {.allowUnmatched = true});
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            if (batchPlan.matched[i]) {
+                matched[targetOf[i]] = true;
             }
+        }
+        for (const auto &error : batchPlan.errors) {
+            errors->push_back(connection->info.id + ": " + error.status.message());
+        }
+        InstancePlan plan;
+        plan.connection = connection;
+        for (const auto &planned : batchPlan.items) {
+            const auto &target = request.targets[targetOf[planned.assignment]];
+            InstancePlan::Item item;
+            item.name = planned.spec->name;
+            item.value = target.value;
+            item.special = planned.isSpecial();
+            item.desired = planned.requested;
+            item.source = target.source;
+            plan.items.push_back(std::move(item));
         }
         if (!plan.items.empty()) {
             plans.push_back(std::move(plan));
@@ -700,7 +694,7 @@ void NodeOps::reconcile(const std::shared_ptr<const Connection> &connection, boo
         return;
     }
     // The desired state is read under the change lock: read before it, a set committed in
-    // between would be undone by this reconcile's stale values (found by lutra-bench soak).
+    // between would be undone by this reconcile's stale values (found by lutra-ctl-bench soak).
     std::lock_guard serialise(m_changeMutex);
     auto desired = m_store->listDesired();
     if (!desired) {

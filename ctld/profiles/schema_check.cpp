@@ -1,11 +1,11 @@
 #include "ctld/profiles/schema_check.h"
 
-#include "core/params/glob.h"
-#include "core/params/value.h"
+#include "core/params/plan.h"
 #include "ctld/profiles/parser.h"
 #include "ctld/profiles/suggest.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace lutra::ctld::profiles {
 
@@ -64,61 +64,72 @@ std::string withoutName(const std::string &message, const std::string &name)
     return message.starts_with(name) ? message.substr(name.size()) : message;
 }
 
-void bindEntry(const ParamEntry &entry, std::span<const params::Spec> schema, Bound &bound)
-{
-    auto glob = params::Glob::compile(entry.pattern);
-    if (!glob) {
-        bound.errors.push_back({entry.location, glob.status().message(), glob.status().code()});
-        return;
-    }
-    std::vector<const params::Spec *> matched;
-    std::vector<const params::Spec *> readOnlySpecs;
-    for (const auto &spec : schema) {
-        if (glob->matches(spec.name)) {
-            matched.push_back(&spec);
-            if (!spec.writable) {
-                readOnlySpecs.push_back(&spec);
-            }
-        }
-    }
-    if (matched.empty()) {
-        bound.errors.push_back({entry.location, unknownParameter(entry, schema), Errc::not_found});
-        return;
-    }
-    if (!readOnlySpecs.empty()) {
-        bound.errors.push_back(
-            {entry.location, readOnly(entry, readOnlySpecs), Errc::permission_denied});
-    }
-    std::vector<std::string> seen; // value problems already reported for this entry
-    const auto report = [&](const params::Spec &spec, Status status) {
-        std::string key = withoutName(status.message(), spec.name);
-        if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
-            seen.push_back(std::move(key));
-            bound.errors.push_back({entry.valueLocation, status.message(), status.code()});
-        }
-    };
-    for (const params::Spec *spec : matched) {
-        if (!spec->writable) {
-            continue;
-        }
-        auto parsed = params::parseValue(*spec, entry.value);
-        if (!parsed) {
-            report(*spec, parsed.status());
-            continue;
-        }
-        if (parsed->isSpecial()) {
-            report(*spec, Status(Errc::invalid_argument, action(*spec, entry, parsed->special)));
-            continue;
-        }
-        bound.decisions[spec->name] = {spec, &entry, params::formatValue(*spec, parsed->value)};
-    }
-}
-
+// The batch the profile's entries make, planned with the registry's own planning step; its
+// problems are reported at the entries, in a profile's words.
 Bound bind(std::span<const ParamEntry> params, std::span<const params::Spec> schema)
 {
-    Bound bound;
+    std::vector<params::Assignment> batch;
+    batch.reserve(params.size());
     for (const auto &entry : params) {
-        bindEntry(entry, schema, bound);
+        batch.push_back({entry.pattern, entry.value});
+    }
+    const params::BatchPlan plan = params::planBatch(batch, schema);
+
+    // Per entry: its pattern's problem, or its read-only matches (one message), then its value
+    // problems (one per distinct message) and the actions it asks for.
+    struct EntryProblems {
+        std::vector<const params::Spec *> readOnly;
+        std::vector<std::pair<const params::Spec *, Status>> values;
+        std::optional<Diagnostic> pattern;
+    };
+    std::vector<EntryProblems> problems(params.size());
+    for (const auto &error : plan.errors) {
+        const ParamEntry &entry = params[error.assignment];
+        auto &mine = problems[error.assignment];
+        switch (error.problem) {
+        case params::PlanProblem::bad_pattern:
+            mine.pattern = Diagnostic{entry.location, error.status.message(), error.status.code()};
+            break;
+        case params::PlanProblem::no_match:
+            mine.pattern =
+                Diagnostic{entry.location, unknownParameter(entry, schema), Errc::not_found};
+            break;
+        case params::PlanProblem::read_only: mine.readOnly.push_back(error.spec); break;
+        case params::PlanProblem::bad_value:
+            mine.values.emplace_back(error.spec, error.status);
+            break;
+        }
+    }
+    Bound bound;
+    for (const auto &item : plan.items) {
+        const ParamEntry &entry = params[item.assignment];
+        if (item.isSpecial()) {
+            problems[item.assignment].values.emplace_back(
+                item.spec,
+                Status(Errc::invalid_argument, action(*item.spec, entry, item.value.special)));
+        } else {
+            bound.decisions[item.spec->name] = {item.spec, &entry, item.requested};
+        }
+    }
+    for (std::size_t index = 0; index < params.size(); ++index) {
+        const ParamEntry &entry = params[index];
+        const auto &mine = problems[index];
+        if (mine.pattern) {
+            bound.errors.push_back(*mine.pattern);
+            continue;
+        }
+        if (!mine.readOnly.empty()) {
+            bound.errors.push_back(
+                {entry.location, readOnly(entry, mine.readOnly), Errc::permission_denied});
+        }
+        std::vector<std::string> seen; // the same problem on another instance is said once
+        for (const auto &[spec, status] : mine.values) {
+            std::string key = withoutName(status.message(), spec->name);
+            if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
+                seen.push_back(std::move(key));
+                bound.errors.push_back({entry.valueLocation, status.message(), status.code()});
+            }
+        }
     }
     return bound;
 }
