@@ -34,6 +34,8 @@ pkg-config's lutra-client; linking needs libisal-dev).")
 
 set(CPACK_DEBIAN_CTLD_PACKAGE_NAME ${pkg_ctld})
 set(CPACK_DEBIAN_CTLD_PACKAGE_DEPENDS adduser)
+# lutra-ctl-bench spawns lutra-target; the daemon itself only needs datapath processes to manage.
+set(CPACK_DEBIAN_CTLD_PACKAGE_RECOMMENDS ${pkg_datapath})
 set(CPACK_DEBIAN_CTLD_PACKAGE_CONTROL_EXTRA
     ${CMAKE_CURRENT_BINARY_DIR}/ctld/conffiles ${CMAKE_CURRENT_SOURCE_DIR}/maintainer/ctld/postinst
     ${CMAKE_CURRENT_SOURCE_DIR}/maintainer/ctld/prerm
@@ -45,7 +47,8 @@ the tunables of every lutra datapath process on the node, keeps desired state,
 profiles and the audit history in SQLite, and serves a gRPC API and Prometheus
 metrics. lutractl is its command-line client, with lctl-style get_param,
 set_param and list_param, profiles, rollback and per-job cleanup for Slurm
-epilogs.")
+epilogs. lutra-ctl-bench measures the control plane against a baseline in the
+same run and soaks it under faults.")
 
 set(CPACK_DEBIAN_CONSOLE_PACKAGE_NAME ${pkg_console})
 set(CPACK_DEBIAN_CONSOLE_PACKAGE_SECTION utils)

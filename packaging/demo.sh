@@ -23,7 +23,7 @@ if [[ -n "${LUTRA_DEMO_BIN:-}" ]]; then
 else
   cmake --preset release -DLUTRA_BUILD_TESTS=OFF >/dev/null
   cmake --build --preset release --target lutra-ctld lutractl lutra-target lutra-bench \
-    lutra-transport-tcp lutra-console
+    lutra-ctl-bench lutra-transport-tcp lutra-console
   bin=$PWD/build/release/bin
 fi
 demo=${LUTRA_DEMO_DIR:-$(mktemp -d /tmp/lutra-demo.XXXXXX)}
@@ -121,7 +121,7 @@ step -H "$node002" flush --job 1002
 step -H "$node002" history --limit 5
 echo
 echo "lutra demo: Prometheus metrics of node001: http://$(sed -n 's/.*metrics=\([^ ]*\).*/\1/p' "$demo/node001/ctld.out")/metrics"
-echo "lutra demo: performance of the pieces: $bin/lutra-bench --help (rpc, small-read, ior-easy, ctl, fanout ...)"
+echo "lutra demo: performance of the pieces: $bin/lutra-bench --help (rpc, small-read, ior-easy ...), $bin/lutra-ctl-bench --help (ctl, fanout, history-year, soak)"
 
 # The console on the same cluster: one group per role, the demo's admin token.
 cat >"$demo/cluster.yaml" <<YAML

@@ -30,6 +30,8 @@ lutra_man_page(TARGET lutra-ctld SECTION 8 COMPONENT ctld
                NAME "the lutra node control daemon")
 lutra_man_page(TARGET lutractl SECTION 1 COMPONENT ctld
                NAME "control lutra nodes through lutra-ctld")
+lutra_man_page(TARGET lutra-ctl-bench SECTION 1 COMPONENT ctld
+               NAME "measure lutra-ctld and lutractl against a baseline in the same run")
 lutra_man_page(TARGET lutra-console SECTION 1 COMPONENT console
                NAME "operate a lutra cluster from the desktop")
 

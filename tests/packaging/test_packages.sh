@@ -77,11 +77,12 @@ expect_files lutra-datapath /usr/bin/lutra-target /usr/bin/lutra-params /usr/bin
   $doc/lutra-datapath/copyright $doc/lutra-datapath/changelog.gz \
   /usr/share/man/man1/lutra-target.1.gz /usr/share/man/man1/lutra-params.1.gz \
   /usr/share/man/man1/lutra-bench.1.gz
-expect_files lutra-ctld /usr/sbin/lutra-ctld /usr/bin/lutractl \
+expect_files lutra-ctld /usr/sbin/lutra-ctld /usr/bin/lutractl /usr/bin/lutra-ctl-bench \
   /lib/systemd/system/lutra-ctld.service \
   /etc/lutra/ctld.yaml /etc/lutra/profiles/base.yaml /etc/lutra/profiles/compute.yaml \
   $doc/lutra-ctld/examples/slurm-epilog.sh /usr/share/bash-completion/completions/lutractl \
   /usr/share/man/man8/lutra-ctld.8.gz /usr/share/man/man1/lutractl.1.gz \
+  /usr/share/man/man1/lutra-ctl-bench.1.gz \
   $doc/lutra-ctld/copyright $doc/lutra-ctld/changelog.gz
 expect_files lutra-console /usr/bin/lutra-console \
   /usr/share/applications/org.lutra.console.desktop \

@@ -19,25 +19,42 @@ void SoakTally::outcome(const std::string &name, std::uint64_t add)
     outcomes[name] = outcomes.value(name, std::uint64_t{0}) + add;
 }
 
-const std::vector<std::string> &soakKinds()
+CLI::App *addSoakMode(CLI::App &app, SoakOptions &soak, std::span<const SoakKind> kinds)
 {
-    static const std::vector<std::string> kinds = {"target-kill", "ctld-kill", "job-flush",
-                                                   "datapath-restart", "node-stop"};
-    return kinds;
+    std::string names;
+    for (const auto &kind : kinds) {
+        names += (names.empty() ? "" : ", ") + kind.name;
+    }
+    auto *mode = app.add_subcommand(
+        "soak", "fault soak: kill -9 / SIGSTOP real processes mid-operation and verify that "
+                "nothing acknowledged is lost and no node is half-changed");
+    mode->add_option("--cycles", soak.cycles, "cycles of each kind")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 100000u));
+    mode->add_option("--seed", soak.seed, "random seed (default: from the clock, printed)");
+    mode->add_option("--kinds", soak.kinds, "kinds to run: " + names + " (default: all)")
+        ->delimiter(',');
+    return mode;
 }
 
-Result<Report> runSoakBench(const BenchOptions & /*options*/, const SoakOptions &soak)
+Result<Report> runSoakBench(std::string_view program, const SoakOptions &soak,
+                            std::span<const SoakKind> kinds)
 {
-    using Runner = Status (*)(std::uint64_t, unsigned, SoakTally &);
-    const std::map<std::string, Runner> runners = {{"target-kill", soakTargetKill},
-                                                   {"ctld-kill", soakCtldKill},
-                                                   {"job-flush", soakJobFlush},
-                                                   {"datapath-restart", soakDatapathRestart},
-                                                   {"node-stop", soakNodeStop}};
-    const auto kinds = soak.kinds.empty() ? soakKinds() : soak.kinds;
+    std::map<std::string, SoakRunner> runners;
+    std::vector<std::string> names;
     for (const auto &kind : kinds) {
+        runners.emplace(kind.name, kind.run);
+        names.push_back(kind.name);
+    }
+    const std::vector<std::string> chosen = soak.kinds.empty() ? names : soak.kinds;
+    for (const auto &kind : chosen) {
         if (runners.count(kind) == 0) {
-            return Status(Errc::invalid_argument, "unknown soak kind '" + kind + "'");
+            std::string known;
+            for (const auto &name : names) {
+                known += (known.empty() ? "" : ", ") + name;
+            }
+            return Status(Errc::invalid_argument,
+                          "unknown soak kind '" + kind + "' (this program runs: " + known + ")");
         }
     }
     const std::uint64_t seed =
@@ -46,13 +63,14 @@ Result<Report> runSoakBench(const BenchOptions & /*options*/, const SoakOptions 
                              std::chrono::steady_clock::now().time_since_epoch().count()) |
                              1;
     // Printed first, so that a run that dies can still be replayed with --seed.
-    std::fprintf(stderr, "lutra-bench soak: seed %llu\n", static_cast<unsigned long long>(seed));
+    std::fprintf(stderr, "%.*s soak: seed %llu\n", static_cast<int>(program.size()), program.data(),
+                 static_cast<unsigned long long>(seed));
 
     Report report;
     report.mode = "soak";
-    report.params = {{"cycles", soak.cycles}, {"seed", seed}, {"kinds", kinds}};
+    report.params = {{"cycles", soak.cycles}, {"seed", seed}, {"kinds", chosen}};
     std::uint64_t total = 0;
-    for (const auto &kind : kinds) {
+    for (const auto &kind : chosen) {
         SoakTally tally;
         const auto began = std::chrono::steady_clock::now();
         // A setup failure (a process that would not start) ends the kind, not the run.

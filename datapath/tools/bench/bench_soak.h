@@ -4,8 +4,11 @@
 
 #include "bench_common.h"
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lutra::tools {
@@ -15,9 +18,6 @@ struct SoakOptions {
     std::uint64_t seed = 0;         // 0: from the clock (printed, so a run can be replayed)
     std::vector<std::string> kinds; // empty: every kind
 };
-
-// The kinds, in the order they run.
-const std::vector<std::string> &soakKinds();
 
 // One kind's tally: cycles run, violations found (each with what was seen), and how the cycles
 // came out (e.g. a crash before or after the change committed), so a run that never hit the
@@ -35,13 +35,23 @@ struct SoakTally {
 
 // Every kind receives the run's seed and its own cycle count; a setup failure (a process that
 // does not start) is an error of the run, not a violation.
-Status soakTargetKill(std::uint64_t seed, unsigned cycles, SoakTally &tally);
-Status soakCtldKill(std::uint64_t seed, unsigned cycles, SoakTally &tally);
-Status soakJobFlush(std::uint64_t seed, unsigned cycles, SoakTally &tally);
-Status soakDatapathRestart(std::uint64_t seed, unsigned cycles, SoakTally &tally);
-Status soakNodeStop(std::uint64_t seed, unsigned cycles, SoakTally &tally);
+using SoakRunner = Status (*)(std::uint64_t seed, unsigned cycles, SoakTally &tally);
+struct SoakKind {
+    std::string name;
+    SoakRunner run;
+};
 
-// {"mode": "soak", "results": {kind: {cycles, violations, outcomes, first_violations}}}.
-Result<Report> runSoakBench(const BenchOptions &options, const SoakOptions &soak);
+// The datapath's kinds (lutra-bench soak); lutra-ctl-bench (ctld/tools) has the control plane's.
+Status soakTargetKill(std::uint64_t seed, unsigned cycles, SoakTally &tally);
+Status soakJobFlush(std::uint64_t seed, unsigned cycles, SoakTally &tally);
+
+// The soak subcommand (--cycles, --seed, --kinds naming `kinds`).
+CLI::App *addSoakMode(CLI::App &app, SoakOptions &soak, std::span<const SoakKind> kinds);
+
+// Runs `soak.kinds` (default: every one of `kinds`, in order); `program` starts the seed line
+// ("lutra-bench soak: seed N"). {"mode": "soak", "results": {kind: {cycles, violations,
+// outcomes, first_violations}}}.
+Result<Report> runSoakBench(std::string_view program, const SoakOptions &soak,
+                            std::span<const SoakKind> kinds);
 
 } // namespace lutra::tools

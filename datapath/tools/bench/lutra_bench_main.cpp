@@ -1,6 +1,4 @@
 // lutra-bench: lutra measured against a baseline in the same run, reported as ratios.
-#include "bench_control_plane.h"
-#include "bench_history_year.h"
 #include "bench_loop.h"
 #include "bench_modes.h"
 #include "bench_soak.h"
@@ -148,38 +146,12 @@ int main(int argc, char **argv)
         ->capture_default_str()
         ->check(CLI::Range(1u, 1u << 24));
 
-    CtlBenchOptions ctl;
-    auto *ctlMode = app.add_subcommand(
-        "ctl", "parameter changes through lutra-ctld vs straight to the datapath process");
-    ctlMode->add_option("--calls", ctl.calls, "SetParams calls measured")
-        ->capture_default_str()
-        ->check(CLI::Range(1u, 1u << 20));
-    FanoutBenchOptions fanout;
-    auto *fanoutMode = app.add_subcommand(
-        "fanout", "lutractl -H flush --job over N lutra-ctld nodes on loopback, by node count");
-    fanoutMode->add_option("--nodes", fanout.nodes, "lutra-ctld processes")
-        ->capture_default_str()
-        ->check(CLI::Range(1u, 256u));
-    fanoutMode->add_option("--rounds", fanout.rounds, "runs per node count")
-        ->capture_default_str()
-        ->check(CLI::Range(1u, 10000u));
-
+    // The control plane's modes (ctl, fanout, history-year, its soak kinds) are
+    // lutra-ctl-bench's (ctld/tools): the datapath builds without ctld.
     SoakOptions soak;
-    auto *soakMode = app.add_subcommand(
-        "soak", "fault soak: kill -9 / SIGSTOP real processes mid-operation and verify that "
-                "nothing acknowledged is lost and no node is half-changed");
-    soakMode->add_option("--cycles", soak.cycles, "cycles of each kind")
-        ->capture_default_str()
-        ->check(CLI::Range(1u, 100000u));
-    soakMode->add_option("--seed", soak.seed, "random seed (default: from the clock, printed)");
-    soakMode
-        ->add_option("--kinds", soak.kinds,
-                     "kinds to run: target-kill, ctld-kill, job-flush, datapath-restart, "
-                     "node-stop (default: all)")
-        ->delimiter(',');
-
-    HistoryYearOptions historyYear;
-    auto *historyYearMode = addHistoryYearMode(app, historyYear);
+    const std::vector<SoakKind> soakKinds = {{"target-kill", soakTargetKill},
+                                             {"job-flush", soakJobFlush}};
+    auto *soakMode = addSoakMode(app, soak, soakKinds);
 
     CLI11_PARSE(app, argc, argv);
     if (!options.rawBaseline.empty() && options.target.empty()) {
@@ -203,17 +175,8 @@ int main(int argc, char **argv)
         if (*commitMode) {
             return runCommitBench(options, commit);
         }
-        if (*ctlMode) {
-            return runCtlBench(options, ctl);
-        }
-        if (*fanoutMode) {
-            return runFanoutBench(options, fanout);
-        }
-        if (*historyYearMode) {
-            return runHistoryYearBench(options, historyYear);
-        }
         if (*soakMode) {
-            return runSoakBench(options, soak);
+            return runSoakBench("lutra-bench", soak, soakKinds);
         }
         if (*flushMode) {
             return runFlushBench(options, flush);

@@ -504,11 +504,11 @@ private slots:
         QCOMPARE(ctld->stop(), 0);
     }
 
-    // lutra-bench's control-plane modes run their own ctld(s) and report in the usual shape.
+    // lutra-ctl-bench's modes run their own ctld(s) and report in the usual shape.
     void benchControlPlaneModes()
     {
-        auto ctl = runProcess(QStringLiteral(LUTRA_BENCH_BIN), {"--json", "ctl", "--calls", "20"},
-                              m_dir.path(), 120000);
+        auto ctl = runProcess(QStringLiteral(LUTRA_CTL_BENCH_BIN),
+                              {"--json", "ctl", "--calls", "20"}, m_dir.path(), 120000);
         QVERIFY2(ctl.exitCode == 0, qPrintable(ctl.err));
         const auto report = QJsonDocument::fromJson(ctl.out.toUtf8()).object();
         QCOMPARE(report["mode"].toString(), QString("ctl"));
@@ -516,7 +516,7 @@ private slots:
         QVERIFY(report["ratios"].toObject()["ctld_latency_vs_direct_p50"].toDouble() > 0);
 
         auto fanout =
-            runProcess(QStringLiteral(LUTRA_BENCH_BIN),
+            runProcess(QStringLiteral(LUTRA_CTL_BENCH_BIN),
                        {"--json", "fanout", "--nodes", "2", "--rounds", "2"}, m_dir.path(), 120000);
         QVERIFY2(fanout.exitCode == 0, qPrintable(fanout.err));
         const auto results =

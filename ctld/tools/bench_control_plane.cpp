@@ -101,7 +101,7 @@ Result<int> runAndWait(const std::vector<std::string> &argv)
 
 Result<Report> runCtlBench(const BenchOptions & /*options*/, const CtlBenchOptions &ctl)
 {
-    auto dir = TempDir::create("lutra-bench-ctl");
+    auto dir = TempDir::create("lutra-ctl-bench-ctl");
     if (!dir) {
         return dir.status();
     }
@@ -157,7 +157,7 @@ Result<Report> runCtlBench(const BenchOptions & /*options*/, const CtlBenchOptio
         auto *assignment = request.add_assignments();
         assignment->set_pattern(name);
         assignment->set_value(i % 2 == 0 ? "8" : "4");
-        request.set_principal("lutra-bench");
+        request.set_principal("lutra-ctl-bench");
         grpc::ClientContext context;
         context.set_deadline(deadline());
         datapath::v1::SetParamsReply reply;
@@ -205,11 +205,11 @@ Result<Report> runFanoutBench(const BenchOptions & /*options*/, const FanoutBenc
                           "fs.inotify.max_user_instances=" +
                           std::to_string(fanout.nodes + 64));
     }
-    auto dir = TempDir::create("lutra-bench-fanout");
+    auto dir = TempDir::create("lutra-ctl-bench-fanout");
     if (!dir) {
         return dir.status();
     }
-    const std::string token = "lutra-bench-fanout-token-0123456789";
+    const std::string token = "lutra-ctl-bench-fanout-token-0123456789";
     const std::string tokenFile = dir->path() + "/token";
     std::ofstream(tokenFile) << token << "\n";
 

@@ -335,7 +335,7 @@ CLI::App *addHistoryYearMode(CLI::App &app, HistoryYearOptions &options)
 
 Result<Report> runHistoryYearBench(const BenchOptions & /*options*/, const HistoryYearOptions &year)
 {
-    auto dir = TempDir::create("lutra-bench-history");
+    auto dir = TempDir::create("lutra-ctl-bench-history");
     if (!dir) {
         return dir.status();
     }

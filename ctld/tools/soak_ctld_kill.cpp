@@ -3,7 +3,7 @@
 // straight from each process must be all-old or all-new, an acknowledged apply must have held,
 // the history must say which, and the database must pass PRAGMA integrity_check.
 
-#include "bench_soak.h"
+#include "ctl_soak.h"
 #include "ctld_process.h"
 #include "lutra/ctl/v1/ctl.grpc.pb.h"
 #include "soak_support.h"

@@ -4,7 +4,7 @@
 // one lutra-ctld during `lutractl -H ... flush --job`: the others finish within the deadline and
 // the stopped node is reported).
 
-#include "bench_soak.h"
+#include "ctl_soak.h"
 #include "ctld_process.h"
 #include "lutra/ctl/v1/ctl.grpc.pb.h"
 #include "soak_support.h"
