@@ -129,6 +129,9 @@ public:
 
     jobs::JobStats jobStats{jobs::JobStats::targetDefs()}; // llite.<fs>.job_stats
     std::atomic<bool> fastRead{true};                      // llite.<fs>.fast_read
+    // Moves when a thread's fast-read context may be wrong (client/fast_read.h): a lock
+    // cancelled, a truncate, a size refresh that changed a size, a file closed.
+    std::atomic<std::uint64_t> fastEpoch{0};
 
     std::vector<std::unique_ptr<TargetContext>> targets;
     cache::PageCache cache;

@@ -2,6 +2,7 @@
 #include <lutra/client.h>
 
 #include "client/engine.h"
+#include "client/fast_read.h"
 #include "client/jobid.h"
 #include "client/layout.h"
 #include "client/rpc_session.h"
@@ -135,15 +136,7 @@ struct File::Impl {
     bool closed = false;
 
     // The file size as this client knows it: the largest implied by any stripe object.
-    std::uint64_t knownSize() const
-    {
-        std::uint64_t size = 0;
-        for (std::size_t t = 0; t < data.objects.size(); ++t) {
-            size = std::max(size, mount->layout.fileSizeFrom(static_cast<std::uint32_t>(t),
-                                                             data.objects[t]->size.load()));
-        }
-        return size;
-    }
+    std::uint64_t knownSize() const { return knownFileSize(data, mount->layout); }
     // Asks the targets for their object sizes (another client may have written). Read locks
     // are taken first, as Lustre's glimpse does: a writer caching dirty pages under a PW lock
     // gets its blocking callback, writes back, and only then is the size on the target true.
@@ -170,6 +163,9 @@ struct File::Impl {
             std::uint64_t known = data.objects[t]->size.load();
             while (reply->attr.size > known &&
                    !data.objects[t]->size.compare_exchange_weak(known, reply->attr.size)) {
+            }
+            if (reply->attr.size > known) {
+                mount->engine->fastEpoch.fetch_add(1, std::memory_order_acq_rel);
             }
         }
         return {};
@@ -295,28 +291,10 @@ std::size_t Mount::targetCount() const noexcept
     return m_impl->sessions.size();
 }
 
-Result<std::vector<ParamValue>> Mount::getParams(std::string_view pattern)
+params::Registry &Mount::registry() noexcept
 {
-    auto readings = m_impl->registry->get(pattern);
-    if (!readings) {
-        return readings.status();
-    }
-    std::vector<ParamValue> values;
-    for (auto &reading : *readings) {
-        values.push_back({std::move(reading.name), std::move(reading.value)});
-    }
-    return values;
+    return *m_impl->registry;
 }
-
-Status Mount::setParams(std::span<const ParamAssignment> assignments)
-{
-    std::vector<params::Assignment> batch;
-    for (const auto &assignment : assignments) {
-        batch.push_back({assignment.pattern, assignment.value});
-    }
-    return m_impl->registry->set(batch, "client:" + std::to_string(::getpid())).status;
-}
-
 
 std::string Mount::jobId()
 {
@@ -471,6 +449,8 @@ Status File::close()
     }
     m_impl->closed = true;
     Mount::Impl &mount = *m_impl->mount;
+    // A later open may get this FileData's address: no thread's fast-read context may match it.
+    mount.engine->fastEpoch.fetch_add(1, std::memory_order_acq_rel);
     FileData &data = m_impl->data;
     const std::string job(mount.jobs.current());
     Status first;
@@ -524,7 +504,8 @@ Status File::truncate(std::uint64_t size)
             return reply.status().withContext("truncate " + m_impl->path + " on " + mount.where(t));
         }
         m_impl->data.objects[t]->size = request.size;
-        (void)mount.engine->cache.releaseObject(m_impl->data.keys[t]); // stale tail pages
+        mount.engine->fastEpoch.fetch_add(1, std::memory_order_acq_rel); // sizes cached per thread
+        (void)mount.engine->cache.releaseObject(m_impl->data.keys[t]);   // stale tail pages
     }
     return {};
 }
@@ -533,6 +514,9 @@ Result<std::size_t> File::pread(std::span<std::byte> out, std::uint64_t offset)
 {
     Impl &file = *m_impl;
     Mount::Impl &mount = *file.mount;
+    if (fastRead(*mount.engine, file.data, offset, out)) {
+        return out.size(); // a cached hit through this thread's context
+    }
     std::uint64_t size = file.knownSize();
     if (offset + out.size() > size) {
         if (auto status = file.refreshSizes(); !status) {

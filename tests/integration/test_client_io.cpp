@@ -54,6 +54,24 @@ std::uint64_t counter(params::Registry &registry, const std::string &block, cons
     return 0;
 }
 
+// The per-thread fast read (client/fast_read.h) keeps the file's size and stripe mapping between
+// reads; the fastRead* tests check that each event that may change them leaves no stale byte and
+// no stale size. A read is "fast" when failed_to_fast_read does not move.
+std::uint64_t failedFastReads(params::Registry &registry)
+{
+    return counter(registry, "llite.lutra.read_ahead_stats", "failed_to_fast_read");
+}
+
+std::byte readByte(File &file, std::uint64_t offset, std::size_t *got = nullptr)
+{
+    std::byte one{0x5a};
+    auto read = file.pread(std::span(&one, 1), offset);
+    if (got != nullptr) {
+        *got = read.ok() ? *read : 0;
+    }
+    return one;
+}
+
 // SIGSTOPs a target for the scope of a test step; SIGCONT on the way out, whatever happens.
 class Stopped {
 public:
@@ -582,6 +600,89 @@ private slots:
         QCOMPARE(*(*file)->pread(back, 0), data.size());
         QVERIFY(back == data);
         QVERIFY(counter(registry, "llite.lutra.read_ahead_stats", "failed_to_fast_read") > before);
+    }
+
+    void fastReadSeesAnotherClientsWrite()
+    {
+        params::Registry registry;
+        auto a = mount(&registry);
+        auto b = mount();
+        QVERIFY(a && b);
+        auto fa = a->open("fast-cancel", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(fa.ok());
+        const auto first = pattern(64 * 1024, 21);
+        QVERIFY((*fa)->pwrite(first, 0).ok());
+        QVERIFY((*fa)->fsync().ok());
+        QCOMPARE(readByte(**fa, 65000), first[65000]); // warms the context
+        const auto failed = failedFastReads(registry);
+        QCOMPARE(readByte(**fa, 100), first[100]);
+        QCOMPARE(failedFastReads(registry), failed); // served by the fast path
+        // B's write takes a PW lock: A's lock is cancelled and its pages dropped.
+        auto fb = b->open("fast-cancel", kOpenRead | kOpenWrite);
+        QVERIFY(fb.ok());
+        const std::byte changed = ~first[100];
+        QVERIFY((*fb)->pwrite(std::span(&changed, 1), 100).ok());
+        QVERIFY((*fb)->fsync().ok());
+        QCOMPARE(readByte(**fa, 100), changed);
+        const auto refilled = failedFastReads(registry);
+        QCOMPARE(readByte(**fa, 101), first[101]);
+        QCOMPARE(failedFastReads(registry), refilled); // fast again once the page is back
+    }
+
+    void fastReadAfterTruncate()
+    {
+        params::Registry registry;
+        auto client = mount(&registry);
+        auto file = client->open("fast-truncate", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(file.ok());
+        const auto data = pattern(64 * 1024, 22);
+        QVERIFY((*file)->pwrite(data, 0).ok());
+        QCOMPARE(readByte(**file, 50000), data[50000]);
+        const auto failed = failedFastReads(registry);
+        QCOMPARE(readByte(**file, 50001), data[50001]);
+        QCOMPARE(failedFastReads(registry), failed);
+        QVERIFY((*file)->truncate(10000).ok());
+        std::size_t got = 1;
+        readByte(**file, 50000, &got);
+        QCOMPARE(got, std::size_t(0)); // past the new end: no stale byte, no stale size
+        // The page of the new end is cached again; the byte after the end is in it, but past
+        // the size (a context still holding the old size would serve it).
+        QCOMPARE(readByte(**file, 9999), data[9999]);
+        readByte(**file, 10000, &got);
+        QCOMPARE(got, std::size_t(0));
+        // Grown again: the new bytes, and zeros where nothing was written since.
+        const auto tail = pattern(1000, 23);
+        QVERIFY((*file)->pwrite(tail, 60000).ok());
+        QCOMPARE(readByte(**file, 60001), tail[1]);
+        QCOMPARE(readByte(**file, 50000), std::byte{0});
+    }
+
+    void fastReadSeesAnotherClientsAppend()
+    {
+        params::Registry registry;
+        auto a = mount(&registry);
+        auto b = mount();
+        QVERIFY(a && b);
+        auto fa = a->open("fast-append", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(fa.ok());
+        const auto first = pattern(8192, 24);
+        QVERIFY((*fa)->pwrite(first, 0).ok());
+        QVERIFY((*fa)->fsync().ok());
+        QCOMPARE(readByte(**fa, 8191), first[8191]);
+        std::size_t got = 1;
+        readByte(**fa, 8192, &got);
+        QCOMPARE(got, std::size_t(0)); // the end, as A knows it
+        auto fb = b->open("fast-append", kOpenRead | kOpenWrite);
+        QVERIFY(fb.ok());
+        const auto more = pattern(4096, 25);
+        QVERIFY((*fb)->pwrite(more, 8192).ok());
+        QVERIFY((*fb)->fsync().ok());
+        QCOMPARE(readByte(**fa, 9000, &got), more[9000 - 8192]);
+        QCOMPARE(got, std::size_t(1));
+        const auto failed = failedFastReads(registry);
+        QCOMPARE(readByte(**fa, 9001), more[9001 - 8192]);
+        QCOMPARE(failedFastReads(registry), failed); // the new size is the context's now
+        QCOMPARE(readByte(**fa, 100), first[100]);
     }
 };
 

@@ -1,0 +1,99 @@
+#include "client/fast_read.h"
+
+#include "core/params/catalog.h"
+
+namespace lutra::client {
+
+namespace {
+
+using engine::kPageSize;
+
+struct FastReadContext {
+    const Engine *engine = nullptr;
+    const FileData *file = nullptr;
+    std::uint64_t epoch = 0;
+    std::uint64_t size = 0; // the file's known size when last looked at
+    // The stripe of the last read: file bytes [stripeBegin, stripeEnd) are object bytes from
+    // objectBegin on `target`. Empty at first.
+    std::uint64_t stripeBegin = 1;
+    std::uint64_t stripeEnd = 0;
+    std::uint64_t objectBegin = 0;
+    std::uint32_t target = 0;
+};
+
+thread_local FastReadContext t_context;
+
+} // namespace
+
+std::uint64_t knownFileSize(const FileData &file, const StripeLayout &layout) noexcept
+{
+    std::uint64_t size = 0;
+    for (std::size_t t = 0; t < file.objects.size(); ++t) {
+        size = std::max(
+            size, layout.fileSizeFrom(static_cast<std::uint32_t>(t), file.objects[t]->size.load()));
+    }
+    return size;
+}
+
+bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<std::byte> out)
+{
+    if (out.empty() || !engine.fastRead.load(std::memory_order_relaxed)) {
+        return false;
+    }
+    const StripeLayout &layout = engine.options.layout;
+    FastReadContext &context = t_context;
+    const std::uint64_t epoch = engine.fastEpoch.load(std::memory_order_acquire);
+    if (context.engine != &engine || context.file != &file || context.epoch != epoch) {
+        context = FastReadContext{};
+        context.engine = &engine;
+        context.file = &file;
+        context.epoch = epoch;
+        context.size = knownFileSize(file, layout);
+    }
+    const std::uint64_t end = offset + out.size();
+    if (end > context.size || end < offset) {
+        // Written since (by this client), or past the end: look again; the full path refreshes
+        // sizes from the targets and answers end of file.
+        context.size = knownFileSize(file, layout);
+        if (end > context.size || end < offset) {
+            return false;
+        }
+    }
+    const engine::PageIndex firstPage = offset / kPageSize;
+    const std::uint64_t marker = file.marker.load(std::memory_order_relaxed);
+    if (marker >= firstPage && marker <= (end - 1) / kPageSize) {
+        return false; // the slow path starts the next readahead window
+    }
+    if (offset < context.stripeBegin || end > context.stripeEnd) {
+        const auto piece = layout.pieceAt(offset, out.size());
+        if (piece.length != out.size()) {
+            return false; // crosses a stripe boundary
+        }
+        const std::uint64_t within = offset % layout.stripeSize;
+        context.stripeBegin = offset - within;
+        context.stripeEnd = context.stripeBegin + layout.stripeSize;
+        context.objectBegin = piece.objectOffset - within;
+        context.target = piece.target;
+    }
+    const std::uint64_t objectOffset = context.objectBegin + (offset - context.stripeBegin);
+    // A read that continues in the page the previous one ended in is not a new reference.
+    const std::uint64_t prev = file.prevPos.load(std::memory_order_relaxed);
+    const bool continues =
+        prev != cache::kNoPosition && prev != 0 && (prev - 1) / kPageSize == firstPage;
+    const engine::JobTag tag = engine.jobs.currentTag();
+    const std::size_t got =
+        engine.cache.readCached(file.keys[context.target], objectOffset, out, tag,
+                                continues ? objectOffset + 1 : cache::kNoPosition);
+    if (got != out.size()) {
+        return false;
+    }
+    // Lustre's `hits`: pages a read found in the cache.
+    engine.readahead.stats().add(params::catalog::ra_hits, (objectOffset + got - 1) / kPageSize -
+                                                               objectOffset / kPageSize + 1);
+    file.prevPos.store(end, std::memory_order_relaxed);
+    engine.jobStats.sample(engine.jobs.current(), jobs::JobStats::read_bytes,
+                           static_cast<std::int64_t>(got));
+    return true;
+}
+
+} // namespace lutra::client
