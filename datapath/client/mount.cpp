@@ -291,9 +291,26 @@ std::size_t Mount::targetCount() const noexcept
     return m_impl->sessions.size();
 }
 
-params::Registry &Mount::registry() noexcept
+Result<std::vector<ParamValue>> Mount::getParams(std::string_view pattern)
 {
-    return *m_impl->registry;
+    auto readings = m_impl->registry->get(pattern);
+    if (!readings) {
+        return readings.status();
+    }
+    std::vector<ParamValue> values;
+    for (auto &reading : *readings) {
+        values.push_back({std::move(reading.name), std::move(reading.value)});
+    }
+    return values;
+}
+
+Status Mount::setParams(std::span<const ParamAssignment> assignments)
+{
+    std::vector<params::Assignment> batch;
+    for (const auto &assignment : assignments) {
+        batch.push_back({assignment.pattern, assignment.value});
+    }
+    return m_impl->registry->set(batch, "client:" + std::to_string(::getpid())).status;
 }
 
 std::string Mount::jobId()

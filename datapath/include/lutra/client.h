@@ -28,7 +28,9 @@ struct MountOptions {
     std::string fsName = "lutra";       // the instance in llite.<fsName>.* parameters
     std::uint64_t stripeSize = 1 << 20; // bytes; a multiple of 4096
     std::string clientId;               // default: <host>-<pid>
-    // Where the mount publishes its tunables and counters; null: a private registry.
+    // Where the mount publishes its tunables and counters; null: its own registry (read and set
+    // them with Mount::getParams / setParams). A process that serves lutra's control socket
+    // passes the registry it serves.
     params::Registry *registry = nullptr;
     std::chrono::milliseconds rpcTimeout{30000};
 };
@@ -63,6 +65,18 @@ struct FlushReport {
     // Problems met on the way; the flush still finished. A write-back that failed keeps its
     // data cached and its lock held, and is tried again later: nothing written is dropped.
     std::vector<std::string> errors;
+};
+
+// One parameter as `lctl get_param` prints it.
+struct ParamValue {
+    std::string name;  // llite.<fsName>.max_read_ahead_mb, osc.<target>.max_pages_per_rpc, ...
+    std::string value; // canonical text; a counter block in Lustre's stats format
+};
+
+// One NAME=VALUE of a set: the name may be an lctl glob, the value as an admin writes it (16M).
+struct ParamAssignment {
+    std::string pattern;
+    std::string value;
 };
 
 class Mount;
@@ -129,7 +143,13 @@ public:
                                  std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
     std::size_t targetCount() const noexcept;
-    params::Registry &registry() noexcept;
+
+    // The tunables and counters in the mount's registry (see MountOptions::registry) that an
+    // lctl glob matches, sorted by name; none is a not_found error naming the pattern.
+    Result<std::vector<ParamValue>> getParams(std::string_view pattern);
+    // One atomic batch (lctl set_param, lutra's rules): every assignment is checked first and
+    // any problem changes nothing; the error lists every problem.
+    Status setParams(std::span<const ParamAssignment> assignments);
 
     struct Impl;
 
