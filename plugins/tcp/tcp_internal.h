@@ -247,16 +247,22 @@ private:
     std::vector<std::shared_ptr<Pollable>> m_pollables;
     std::vector<std::function<void()>> m_commands;
     bool m_stopped = false;
-    // Connections with frames to write (capacity reserved per adopted connection, so queueing
-    // does not allocate) and whether the eventfd was written since the thread last took them.
-    std::vector<std::shared_ptr<TcpConnection>> m_writeList;
-    bool m_wakePending = false;
 
     // I/O thread only: objects retired during an epoll batch, released after it so that a later
     // event in the same batch never sees a destroyed object.
     std::vector<std::shared_ptr<TcpConnection>> m_graveyard;
     std::vector<std::shared_ptr<Pollable>> m_retiredPollables;
     std::vector<std::shared_ptr<TcpConnection>> m_writing; // the write list being flushed
+
+    // Its own mutex: queueWrite runs with a connection's mutex held, and the thread's m_mutex is
+    // held while connections are locked (the handshake sweep), so sharing it would deadlock.
+    std::mutex m_writeMutex; // guards the four below; never held while taking another lock
+    // Connections with frames to write (capacity reserved per adopted connection, so queueing
+    // does not allocate) and whether the eventfd was written since the thread last took them.
+    std::vector<std::shared_ptr<TcpConnection>> m_writeList;
+    std::size_t m_writeCapacity = 0; // connections adopted so far
+    bool m_wakePending = false;
+    bool m_writesStopped = false;
 };
 
 class Engine {

@@ -447,8 +447,9 @@ Status IoThread::adopt(const std::shared_ptr<TcpConnection> &connection)
     }
     m_connections.push_back(connection);
     // Room for every connection on the write list at once: queueWrite never allocates.
-    m_writeList.reserve(m_connections.size());
-    m_writing.reserve(m_connections.size());
+    std::lock_guard writeLock(m_writeMutex);
+    m_writeCapacity = m_connections.size();
+    m_writeList.reserve(m_writeCapacity);
     return {};
 }
 
@@ -509,8 +510,8 @@ void IoThread::queueWrite(std::shared_ptr<TcpConnection> connection) noexcept
 {
     bool wake = false;
     {
-        std::lock_guard lock(m_mutex);
-        if (m_stopped) {
+        std::lock_guard lock(m_writeMutex);
+        if (m_writesStopped) {
             return;
         }
         m_writeList.push_back(std::move(connection));
@@ -528,15 +529,16 @@ void IoThread::queueWrite(std::shared_ptr<TcpConnection> connection) noexcept
 bool IoThread::flushWrites() noexcept
 {
     {
-        std::lock_guard lock(m_mutex);
+        std::lock_guard lock(m_writeMutex);
         m_writing.swap(m_writeList);
+        m_writeList.reserve(m_writeCapacity); // allocates only when connections were added
         m_wakePending = false;
     }
     for (const auto &connection : m_writing) {
         connection->onWriteQueued();
     }
     m_writing.clear();
-    std::lock_guard lock(m_mutex);
+    std::lock_guard lock(m_writeMutex);
     return !m_writeList.empty();
 }
 
@@ -623,9 +625,13 @@ void IoThread::run() noexcept
     for (const auto &connection : connections) {
         connection->teardown({Errc::cancelled, "transport shutting down"});
     }
+    {
+        std::lock_guard writeLock(m_writeMutex);
+        m_writesStopped = true;
+        m_writeList.clear();
+    }
     std::lock_guard lock(m_mutex);
     m_pollables.clear();
-    m_writeList.clear();
     m_graveyard.clear();
     m_retiredPollables.clear();
 }
