@@ -78,11 +78,15 @@ void ClusterView::refresh()
     m_cluster.clusterModel().setNowMs(QDateTime::currentMSecsSinceEpoch());
     int ready = 0;
     int unreachable = 0;
+    int withLive = 0; // nodes whose hit ratio, locks and cache columns have values
     const auto addresses = m_cluster.addresses();
+    const auto *fleet = m_cluster.fleet();
     for (const auto &address : addresses) {
         const auto *connection = m_cluster.connection(address);
         ready += connection->state() == ConnectionState::ready;
         unreachable += connection->state() == ConnectionState::unreachable;
+        withLive += m_cluster.latestCounters(address) != nullptr ||
+                    (fleet != nullptr && fleet->facts().contains(address));
     }
     m_summary->setText(tr("%1 nodes: %2 ready, %3 unreachable, %4 connecting · %5 shown")
                            .arg(addresses.size())
@@ -90,8 +94,10 @@ void ClusterView::refresh()
                            .arg(unreachable)
                            .arg(addresses.size() - ready - unreachable)
                            .arg(m_filter->rowCount()));
-    // Fitting columns measures every cell: only when rows or states change, not every frame.
-    const int shape = m_filter->rowCount() * 100'000 + ready * 100 + unreachable;
+    // Fitting columns measures every cell: only when rows, states or the nodes with values
+    // change, not every frame.
+    const qint64 shape = (qint64(m_filter->rowCount()) << 48) | (qint64(ready) << 32) |
+                         (qint64(unreachable) << 16) | qint64(withLive);
     if (m_fittedShape != shape) {
         m_fittedShape = shape;
         m_table->resizeColumnsToContents();

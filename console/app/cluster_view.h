@@ -36,7 +36,7 @@ private:
     QLineEdit *m_filterEdit;
     QTableView *m_table;
     QLabel *m_summary;
-    int m_fittedShape = -1;
+    qint64 m_fittedShape = -1;
 };
 
 } // namespace lutra::console

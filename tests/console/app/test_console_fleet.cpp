@@ -78,7 +78,8 @@ private slots:
                 {"--socket", m_nodes.node(i).runDir + "/ctld.sock", "set_param",
                  QStringLiteral("llite.*.max_cached_mb=%1").arg(256 * (i + 1))},
                 m_nodes.node(i).runDir);
-            QVERIFY2(set.exitCode == 0, qPrintable(set.out + set.err));
+            QVERIFY2(set.exitCode == 0,
+                     qPrintable(set.out + set.err + m_nodes.node(i).ctld->log()));
         }
         const auto dir = m_nodes.filePath("prometheus");
         const auto configError = lutra::test::writeFastPrometheusConfig(
