@@ -652,6 +652,8 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
             page->setLockCookie(lock->handle());
             page->markDirty();
         }
+        // After the pages are dirty: a write-back that clears the bit first then finds them.
+        object.dirtiedBy.fetch_or(ObjectState::jobBit(tag), std::memory_order_release);
         std::uint64_t known = object.size.load();
         while (end > known && !object.size.compare_exchange_weak(known, end)) {
         }
@@ -673,26 +675,40 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
         job = "lutra.writeback"; // every RPC carries a job id; a lock's last job may be unknown
     }
     std::lock_guard serial(object.writeback);
+    // Whatever is dirty now is written below; a writer from here on sets its bit again.
+    const std::uint64_t dirtiedBy = object.dirtiedBy.exchange(0, std::memory_order_acq_rel);
     ThreadScratch<WriteBackScratch> scratch;
     std::uint64_t written = 0;
     const std::uint32_t maxPages = std::min<std::uint32_t>(
         target.osc->maxPagesPerRpc(), static_cast<std::uint32_t>(transport::kMaxBulkSegments));
-    if (scratch->run.size() < maxPages) {
-        scratch->run.resize(maxPages);
+    // Several runs in flight at once (up to max_rpcs_in_flight, at most kWriteBackDepth): a
+    // flush or fsync pays about one round trip per `depth` runs, not one per run.
+    constexpr std::uint32_t kWriteBackDepth = 8;
+    const std::uint32_t depth = std::clamp(target.osc->maxRpcsInFlight(), 1u, kWriteBackDepth);
+    if (scratch->run.size() < std::size_t{maxPages} * depth) {
+        scratch->run.resize(std::size_t{maxPages} * depth);
     }
-    const std::span<PageRef> run = std::span(scratch->run).first(maxPages);
     Status firstError;
     engine::PageIndex from = 0;
     for (;;) {
-        const std::size_t n = cache.collectDirtyRun(key, from, run);
+        std::size_t n = 0;
+        for (std::uint32_t runs = 0; runs < depth; ++runs) {
+            const std::size_t got =
+                cache.collectDirtyRun(key, from, std::span(scratch->run).subspan(n, maxPages));
+            if (got == 0) {
+                break;
+            }
+            n += got;
+            from = scratch->run[n - 1].index() + 1;
+        }
         if (n == 0) {
             break;
         }
+        const std::span<PageRef> run = std::span(scratch->run).first(n);
         scratch->pieces.clear();
         scratch->segments.clear();
         planPieces(run.first(n), maxPages, scratch->pieces, scratch->segments);
         const std::uint64_t size = object.size.load();
-        const engine::PageIndex lastIndex = run[n - 1].index();
         RpcWaiter &waiter = scratch->waiter;
         waiter.reset(scratch->pieces.size());
         for (std::size_t p = 0; p < scratch->pieces.size(); ++p) {
@@ -724,9 +740,10 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
                 firstError = status;
             }
         }
-        from = lastIndex + 1;
     }
     if (!firstError.ok()) {
+        // Still dirty: the jobs' flushes must find this object again.
+        object.dirtiedBy.fetch_or(dirtiedBy, std::memory_order_release);
         return firstError.withContext("write-back");
     }
     return written;
@@ -772,7 +789,13 @@ Result<Engine::CleanupReport> Engine::cleanup(std::string_view job)
     fills.quiesce(); // readahead in flight lands first, so it can be dropped with the rest
     for (auto &target : targets) {
         // Dirty data first, whoever's lock covers it: nothing written is lost to a cleanup.
+        // A job's flush writes back only the objects that job dirtied (the others' data is
+        // theirs to flush, and writing it here made a flush's cost the whole client's).
         for (auto &[objectId, object] : target->openObjects()) {
+            if (!job.empty() && (object->dirtiedBy.load(std::memory_order_acquire) &
+                                 ObjectState::jobBit(tag)) == 0) {
+                continue;
+            }
             auto written = writeBack(*target, {target->index, objectId}, *object, writer);
             if (!written) {
                 // Kept dirty, under its lock: the lock's cancel below fails and keeps it too.

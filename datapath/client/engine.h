@@ -37,6 +37,14 @@ struct ObjectState {
     std::vector<std::uint64_t> handles; // every open's handle (guarded by the target's mutex)
     std::atomic<std::uint64_t> size{0}; // bytes, as far as this client knows
     std::mutex writeback;               // one write-back of this object at a time
+    // Jobs that dirtied pages since the last write-back began, one bit per tag % 64 (a shared
+    // bit only costs an extra write-back): a job's flush writes back these objects only.
+    std::atomic<std::uint64_t> dirtiedBy{0};
+
+    static std::uint64_t jobBit(engine::JobTag tag) noexcept
+    {
+        return std::uint64_t{1} << (tag % 64);
+    }
 };
 
 class Engine;
@@ -131,7 +139,10 @@ public:
     std::atomic<bool> fastRead{true};                      // llite.<fs>.fast_read
     // Moves when a thread's fast-read context may be wrong (client/fast_read.h): a lock
     // cancelled, a truncate, a size refresh that changed a size, a file closed.
-    std::atomic<std::uint64_t> fastEpoch{0};
+    // Starts at a value no other engine of this process had (the high 32 bits), so a context
+    // of an engine that was at the same address never matches.
+    std::atomic<std::uint64_t> fastEpoch{fastEpochStart()};
+    static std::uint64_t fastEpochStart() noexcept; // client/fast_read.cpp
 
     std::vector<std::unique_ptr<TargetContext>> targets;
     cache::PageCache cache;

@@ -320,6 +320,45 @@ private slots:
         Mount::setThreadJobId("");
     }
 
+    void flushOfOneJobLeavesAnotherJobsDirtyData()
+    {
+        // A job's flush writes back what that job dirtied, not every open object's data: its
+        // cost tracks its own work. The other job's data stays cached and dirty (and is
+        // written back by its own flush).
+        params::Registry registry;
+        auto client = mount(&registry);
+        const auto data = pattern(1 << 20, 8);
+        Mount::setThreadJobId("job.keep");
+        auto kept = client->open("keepfile", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(kept.ok());
+        QVERIFY((*kept)->pwrite(data, 0).ok());
+        Mount::setThreadJobId("job.gone");
+        auto gone = client->open("gonefile", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(gone.ok());
+        QVERIFY((*gone)->pwrite(data, 0).ok());
+        Mount::setThreadJobId("");
+        QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("512"));
+
+        auto report = client->flushJob("job.gone");
+        QVERIFY2(report.ok(), report.status().toString().c_str());
+        QCOMPARE(report->bytesWrittenBack, std::uint64_t(1 << 20));
+        QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("256"));
+
+        auto rest = client->flushJob("job.keep");
+        QVERIFY2(rest.ok(), rest.status().toString().c_str());
+        QCOMPARE(rest->bytesWrittenBack, std::uint64_t(1 << 20));
+        QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("0"));
+        // Both files' data is on the targets.
+        auto other = mount();
+        for (const char *path : {"keepfile", "gonefile"}) {
+            auto again = other->open(path, kOpenRead);
+            QVERIFY(again.ok());
+            std::vector<std::byte> back(data.size());
+            QCOMPARE(*(*again)->pread(back, 0), data.size());
+            QVERIFY(back == data);
+        }
+    }
+
     void flushWithWritersRunningLosesNothing()
     {
         auto client = mount();
