@@ -2,6 +2,8 @@
 
 #include "core/params/catalog.h"
 
+#include <string>
+
 namespace lutra::client {
 
 namespace {
@@ -19,11 +21,25 @@ struct FastReadContext {
     std::uint64_t stripeEnd = 0;
     std::uint64_t objectBegin = 0;
     std::uint32_t target = 0;
+    // The thread's job and its tag: one job lookup per read, not one per use.
+    std::string job;
+    engine::JobTag tag = 0;
 };
 
 thread_local FastReadContext t_context;
 
+std::uint64_t engineOf(std::uint64_t epoch) noexcept
+{
+    return epoch >> 32;
+}
+
 } // namespace
+
+std::uint64_t Engine::fastEpochStart() noexcept
+{
+    static std::atomic<std::uint64_t> engines{0};
+    return (engines.fetch_add(1, std::memory_order_relaxed) + 1) << 32;
+}
 
 std::uint64_t knownFileSize(const FileData &file, const StripeLayout &layout) noexcept
 {
@@ -44,7 +60,11 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
     FastReadContext &context = t_context;
     const std::uint64_t epoch = engine.fastEpoch.load(std::memory_order_acquire);
     if (context.engine != &engine || context.file != &file || context.epoch != epoch) {
-        context = FastReadContext{};
+        if (context.engine != &engine || engineOf(context.epoch) != engineOf(epoch)) {
+            context = FastReadContext{}; // another engine: its job tags are its own
+        }
+        context.stripeBegin = 1; // no stripe known
+        context.stripeEnd = 0;
         context.engine = &engine;
         context.file = &file;
         context.epoch = epoch;
@@ -80,9 +100,13 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
     const std::uint64_t prev = file.prevPos.load(std::memory_order_relaxed);
     const bool continues =
         prev != cache::kNoPosition && prev != 0 && (prev - 1) / kPageSize == firstPage;
-    const engine::JobTag tag = engine.jobs.currentTag();
+    const std::string_view job = engine.jobs.current();
+    if (job != context.job) {
+        context.job = job;
+        context.tag = engine.jobs.tag(job);
+    }
     const std::size_t got =
-        engine.cache.readCached(file.keys[context.target], objectOffset, out, tag,
+        engine.cache.readCached(file.keys[context.target], objectOffset, out, context.tag,
                                 continues ? objectOffset + 1 : cache::kNoPosition);
     if (got != out.size()) {
         return false;
@@ -91,8 +115,7 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
     engine.readahead.stats().add(params::catalog::ra_hits, (objectOffset + got - 1) / kPageSize -
                                                                objectOffset / kPageSize + 1);
     file.prevPos.store(end, std::memory_order_relaxed);
-    engine.jobStats.sample(engine.jobs.current(), jobs::JobStats::read_bytes,
-                           static_cast<std::int64_t>(got));
+    engine.jobStats.sample(job, jobs::JobStats::read_bytes, static_cast<std::int64_t>(got));
     return true;
 }
 
