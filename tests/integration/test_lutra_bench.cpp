@@ -3,6 +3,7 @@
 // sanity of the numbers are checked, never their size: machines here are shared and noisy.
 #include "lutra/datapath/v1/control.grpc.pb.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -105,6 +106,26 @@ private slots:
         // Structural: one page per hold without batching, fewer holds with it.
         QCOMPARE(results["unbatched_lock_holds"].toDouble(), 8192.0);
         QVERIFY(results["batched_lock_holds"].toDouble() < 8192.0);
+    }
+
+    void flushJobMode()
+    {
+        int exitCode = 0;
+        const auto report = runBench({"--json", "--duration", "0.1", "flush-job", "--rounds", "1",
+                                      "--job-mb", "2", "--other-mb", "4"},
+                                     &exitCode);
+        QCOMPARE(exitCode, 0);
+        QCOMPARE(report["mode"].toString(), QString("flush-job"));
+        const auto results = report["results"].toObject();
+        QCOMPARE(results["flush_ms_idle"].toArray().size(), 1);
+        QCOMPARE(results["flush_ms_busy"].toArray().size(), 1);
+        verifyPositive(report["ratios"].toObject(),
+                       {"flush_busy_vs_idle", "others_with_vs_without_flush"});
+        // Structural: the flush writes back what the job dirtied (1 MiB), not the other jobs'
+        // dirty data, and drops the job's 512 pages (1 MiB read, 1 MiB written).
+        QCOMPARE(results["bytes_written_back"].toDouble(), double(1 << 20));
+        QCOMPARE(results["pages_dropped"].toDouble(), 512.0);
+        QVERIFY(results["locks_cancelled"].toDouble() >= 2);
     }
 
     void smallReadMode()

@@ -1,4 +1,5 @@
 // lutra-bench: lutra measured against a baseline in the same run, reported as ratios.
+#include "bench_flush_job.h"
 #include "bench_loop.h"
 #include "bench_modes.h"
 #include "bench_soak.h"
@@ -52,10 +53,10 @@ int main(int argc, char **argv)
         ->add_option("--address", rpc.address,
                      "IPv4 address the spawned target listens on (verbs: one of an RDMA device)")
         ->capture_default_str();
-    rpcMode
-        ->add_option("--ib-device", rpc.ibDevice,
-                     "verbs: RDMA device for the baseline, ib_write_bw run by lutra-bench in the "
-                     "same run (ratio vs_ib_write_bw; default: its first device)");
+    rpcMode->add_option(
+        "--ib-device", rpc.ibDevice,
+        "verbs: RDMA device for the baseline, ib_write_bw run by lutra-bench in the "
+        "same run (ratio vs_ib_write_bw; default: its first device)");
     rpcMode->add_option("--ib-gid-index", rpc.ibGidIndex, "verbs: ib_write_bw's GID index (-x)")
         ->capture_default_str()
         ->check(CLI::Range(0, 255));
@@ -83,6 +84,22 @@ int main(int argc, char **argv)
         ->capture_default_str()
         ->check(CLI::Range(1, 256));
 
+    FlushJobBenchOptions flushJob;
+    auto *flushJobMode = app.add_subcommand(
+        "flush-job", "one job's flush while other jobs read and write: latency vs the same flush "
+                     "with them paused, and their throughput with vs without a flush");
+    flushJobMode->add_option("--others", flushJob.others, "other jobs (one thread each)")
+        ->capture_default_str()
+        ->check(CLI::Range(0u, 64u));
+    flushJobMode->add_option("--other-mb", flushJob.otherMb, "each other job's file")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 4096u));
+    flushJobMode->add_option("--job-mb", flushJob.jobMb, "the flushed job's data per flush")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 4096u));
+    flushJobMode->add_option("--rounds", flushJob.rounds, "flushes of each kind")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1000u));
     SmallReadBenchOptions smallRead;
     auto *smallReadMode = app.add_subcommand(
         "small-read", "1 B / 1 KiB / 4 KiB cached reads vs pread() from the kernel page cache");
@@ -180,6 +197,9 @@ int main(int argc, char **argv)
         }
         if (*flushMode) {
             return runFlushBench(options, flush);
+        }
+        if (*flushJobMode) {
+            return runFlushJobBench(options, flushJob);
         }
         if (*smallReadMode) {
             return runSmallReadBench(options, loop, smallRead);
