@@ -136,6 +136,9 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
                    const Status &status);
     // Waits for the worker's bulk operation; the transport reports it through onBulkDone.
     Status waitBulk(Worker &worker);
+    Result<protocol::ReadReply>
+    readZeroCopy(Worker &worker, Session &session, const OpenObject &object, std::uint64_t offset,
+                 std::uint64_t bytes, const transport::BulkDescriptor &descriptor, bool sums);
     // The region of the worker's first `bytes` of bulk buffer (0: unregistered, if that failed).
     std::uint64_t bulkRegion(Worker &worker, std::size_t bytes);
     std::shared_ptr<Session> findSession(ClientId id);

@@ -14,6 +14,9 @@ using jobs::JobStats;
 
 constexpr auto kReplyDeadline = std::chrono::seconds(10);
 constexpr auto kBulkDeadline = std::chrono::seconds(30);
+// A zero-copy read's CRC pass reads this much at a time: stays in cache while it is summed.
+constexpr std::size_t kCrcChunkBytes = 256u << 10;
+static_assert(kCrcChunkBytes % kPageSize == 0);
 
 std::uint64_t toNanos(std::chrono::system_clock::time_point time)
 {
@@ -124,6 +127,75 @@ void TargetServer::Impl::sendError(Session &session, Worker &worker, const Messa
     reply.xid = request.xid;
     reply.body = ErrorReply{request.opcode(), status.ok() ? Errc::internal : status.code(), text};
     sendReply(session, worker, reply);
+}
+
+// A read served with bulkPutFile: the transport sends straight from the object's page cache.
+// With checksums, this thread computes the page CRCs meanwhile, reading the range in
+// cache-sized chunks (the send and the CRC pass overlap); a write racing the read makes the
+// client see a checksum mismatch, never unchecked data. unimplemented: the transport has no
+// file puts (nothing was sent).
+Result<ReadReply> TargetServer::Impl::readZeroCopy(Worker &worker, Session &session,
+                                                   const OpenObject &object, std::uint64_t offset,
+                                                   std::uint64_t bytes,
+                                                   const transport::BulkDescriptor &descriptor,
+                                                   bool sums)
+{
+    auto attr = object.handle.stat();
+    if (!attr) {
+        return attr.status();
+    }
+    if (attr->type == ObjectType::directory) {
+        return Status(Errc::unimplemented, "a directory is no file to send"); // pread says why
+    }
+    const std::uint64_t length = offset >= attr->size ? 0 : std::min(bytes, attr->size - offset);
+    ReadReply reply;
+    reply.bytesRead = static_cast<std::uint32_t>(length);
+    if (sums) {
+        reply.flags = kBulkChecksums;
+    }
+    if (length == 0) {
+        return reply;
+    }
+    Status put =
+        session.connection->bulkPutFile(descriptor, {object.handle.fd(), offset, length},
+                                        worker.index, transport::deadlineIn(kBulkDeadline));
+    if (!put) {
+        if (put.code() == Errc::unimplemented) {
+            return put;
+        }
+        return put.withContext("read " + object.handle.name());
+    }
+    Status crcs;
+    if (sums) {
+        for (std::uint64_t done = 0; done < length && crcs.ok();) {
+            const std::size_t chunk = std::min<std::uint64_t>(kCrcChunkBytes, length - done);
+            auto got = object.handle.pread({worker.bulk.get(), chunk}, offset + done);
+            if (!got) {
+                crcs = got.status();
+            } else if (*got != chunk) {
+                crcs = Status(Errc::io_error, "read " + object.handle.name() +
+                                                  ": the object shrank while it was read");
+            } else {
+                crcs = computePageCrcs(
+                    {worker.bulk.get(), chunk},
+                    {worker.crcs.data() + done / kPageSize, (chunk + kPageSize - 1) / kPageSize});
+            }
+            done += chunk;
+        }
+    }
+    // The put uses the descriptor and the fd until onBulkDone: wait even when the CRCs failed.
+    put = waitBulk(worker);
+    if (!put) {
+        return put.withContext("read " + object.handle.name());
+    }
+    if (!crcs) {
+        return crcs;
+    }
+    if (sums) {
+        reply.pageCrcs = Crc32List({worker.crcs.data(), (length + kPageSize - 1) / kPageSize});
+    }
+    zeroCopyReads.fetch_add(1, std::memory_order_relaxed);
+    return reply;
 }
 
 void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
@@ -355,40 +427,18 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 }
                 const bool sums = (body.io.flags & kBulkChecksums) != 0 &&
                                   (session.features & kFeatureChecksums) != 0;
-                if (!sums && zeroCopyRead && !session.noFileBulk) {
-                    // Straight from the file's page cache to the transport: no copy through
-                    // the buffer, and this thread does not read while the transport sends.
-                    auto attr = object->handle.stat();
-                    if (!attr) {
-                        return attr.status();
-                    }
-                    if (attr->type != ObjectType::directory) { // pread below names that error
-                        const std::uint64_t length =
-                            body.io.offset >= attr->size
-                                ? 0
-                                : std::min(bytes, attr->size - body.io.offset);
-                        Status put;
-                        if (length > 0) {
-                            put = session.connection->bulkPutFile(
-                                *descriptor, {object->handle.fd(), body.io.offset, length},
-                                worker.index, transport::deadlineIn(kBulkDeadline));
-                            if (put) {
-                                put = waitBulk(worker);
-                            }
+                if (zeroCopyRead && !session.noFileBulk) {
+                    auto sent = readZeroCopy(worker, session, *object, body.io.offset, bytes,
+                                             *descriptor, sums);
+                    if (sent || sent.status().code() != Errc::unimplemented) {
+                        if (!sent) {
+                            return sent.status();
                         }
-                        if (put.code() != Errc::unimplemented) {
-                            if (!put) {
-                                return put.withContext("read " + object->handle.name());
-                            }
-                            jobStats.sample(job, JobStats::read_bytes,
-                                            static_cast<std::int64_t>(length));
-                            zeroCopyReads.fetch_add(length > 0 ? 1 : 0, std::memory_order_relaxed);
-                            ReadReply reply;
-                            reply.bytesRead = static_cast<std::uint32_t>(length);
-                            return reply;
-                        }
-                        session.noFileBulk = true; // this transport reads into memory
+                        jobStats.sample(job, JobStats::read_bytes,
+                                        static_cast<std::int64_t>(sent->bytesRead));
+                        return *sent;
                     }
+                    session.noFileBulk = true; // this transport reads into memory
                 }
                 auto got = object->handle.pread({worker.bulk.get(), bytes}, body.io.offset);
                 if (!got) {
