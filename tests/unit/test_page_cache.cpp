@@ -200,6 +200,36 @@ private slots:
         QCOMPARE(reading(cache, PageCache::reclaim_batch).max, std::int64_t{1});
     }
 
+    // A page read in part by a read that did not go on from the reader's previous one (IOR-hard
+    // transfers not a multiple of the page size: two ranks' chunks share it) leaves probation for
+    // main; one whose reader goes on in it, or one read whole once, does not.
+    void partReadPagesOutliveProbation()
+    {
+        PageCache::Options options = smallCache(10); // probation target: 1 page
+        options.reclaimBatch = 1;
+        PageCache cache(options);
+        for (PageIndex i = 0; i < 10; ++i) {
+            QVERIFY(fill(cache, kA, i));
+        }
+        std::vector<std::byte> buffer(kPageSize);
+        const auto part = [&](PageIndex index, std::size_t from, std::size_t length,
+                              std::uint64_t prevPos) {
+            return cache.readCached(kA, index * kPageSize + from, std::span(buffer).first(length),
+                                    0, prevPos) == length;
+        };
+        QVERIFY(part(3, 4000, 96, kNoPosition)); // the end of a chunk: the rest is another's
+        QVERIFY(touch(cache, kA, 4));            // whole, once
+        QVERIFY(part(5, 0, 100, kNoPosition));   // a sequential reader in small pieces...
+        QVERIFY(part(5, 100, 100, 5 * kPageSize + 100)); // ...goes on in it: its own
+        QVERIFY(part(6, 10, 10, kNoPosition));
+        for (PageIndex i = 10; i < 16; ++i) {
+            QVERIFY(fill(cache, kA, i));
+        }
+        QCOMPARE(present(cache, kA, 32),
+                 (std::vector<PageIndex>{3, 6, 8, 9, 10, 11, 12, 13, 14, 15}));
+        QCOMPARE(reading(cache, PageCache::promoted).samples, std::uint64_t{2});
+    }
+
     // A stream bigger than the cache, each page read once, does not flush a re-referenced set.
     void scanResistance()
     {

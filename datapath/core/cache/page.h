@@ -27,6 +27,9 @@ struct Page {
     static constexpr std::uint32_t kActive = 1u << 21;     // hit twice: worth keeping
     static constexpr std::uint32_t kCached = 1u << 22;     // in the index
     static constexpr std::uint32_t kReadahead = 1u << 23;  // read ahead, not read yet
+    // Read in part, and the reader's next read did not go on in it: another reader will want
+    // the rest (IOR-hard transfers that are not a multiple of the page size share pages).
+    static constexpr std::uint32_t kPartial = 1u << 24;
 
     std::atomic<std::uint32_t> state{0};
     std::atomic<std::uint32_t> pins{0}; // PageRef holders (I/O, write-back, slow-path copy)

@@ -475,12 +475,14 @@ std::size_t PageCache::reclaimLocked(std::size_t want) noexcept
         const QueueId id = fromSmall ? q_small : q_main;
         const std::uint32_t state = page->state.load(std::memory_order_acquire);
         // Small: a page hit twice moves to main, and so does a page read ahead and not read
-        // yet (its reader is on the way: evicting it now would waste the read, LU-13312); it
-        // gets main's one round, so readahead nobody reads still goes.
-        const std::uint32_t keep =
-            fromSmall ? (Page::kActive | Page::kReadahead) : (Page::kActive | Page::kReferenced);
+        // yet (its reader is on the way: evicting it now would waste the read, LU-13312) or a
+        // page read in part (another reader wants the rest); it gets main's one round, so
+        // readahead nobody reads still goes.
+        const std::uint32_t keep = fromSmall ? (Page::kActive | Page::kReadahead | Page::kPartial)
+                                             : (Page::kActive | Page::kReferenced);
         if ((state & keep) != 0) {
-            page->state.fetch_and(~(Page::kActive | Page::kReferenced), std::memory_order_relaxed);
+            page->state.fetch_and(~(Page::kActive | Page::kReferenced | Page::kPartial),
+                                  std::memory_order_relaxed);
             unlink(page);
             pushHead(m_main, q_main, page);
             promotedCount += fromSmall ? 1 : 0;
@@ -647,6 +649,18 @@ std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span
                                           ((prevPos - 1) >> kPageShift) == index;
             if (!samePageAsBefore) {
                 markAccessed(*page);
+            }
+            // A page read in part by a read that did not go on from the previous one in it is
+            // shared with another reader's transfer (or this reader comes back): keep it past
+            // the probation FIFO. A reader going on in the page says it was its own.
+            const bool inPart = inPage != 0 || inPage + n < kPageSize;
+            if (samePageAsBefore ? (state & Page::kPartial) != 0
+                                 : inPart && (state & Page::kPartial) == 0) {
+                if (samePageAsBefore) {
+                    page->state.fetch_and(~Page::kPartial, std::memory_order_relaxed);
+                } else {
+                    page->state.fetch_or(Page::kPartial, std::memory_order_relaxed);
+                }
             }
             if (page->job.load(std::memory_order_relaxed) != job) {
                 page->job.store(job, std::memory_order_relaxed);
