@@ -68,8 +68,10 @@ private slots:
         QCOMPARE(report["mode"].toString(), QString("rpc"));
         QCOMPARE(report["params"].toObject()["transport"].toString(), QString("tcp"));
         verifyPositive(report["results"].toObject(),
-                       {"small_rpc_per_s", "raw_echo_per_s", "bulk_read_MBps", "raw_tcp_MBps"});
-        verifyPositive(report["ratios"].toObject(), {"vs_raw_tcp", "small_rpc_vs_raw_echo"});
+                       {"small_rpc_per_s", "raw_echo_per_s", "bulk_read_MBps", "raw_tcp_MBps",
+                        "bulk_read_async_MBps"});
+        verifyPositive(report["ratios"].toObject(), {"vs_raw_tcp", "small_rpc_vs_raw_echo",
+                                                     "async_vs_threads", "async_vs_raw_tcp"});
     }
 
     void commitMode()
