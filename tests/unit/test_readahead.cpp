@@ -245,6 +245,32 @@ private slots:
         }
     }
 
+    // An asynchronous window the budget cannot grant (other files' readahead in flight) is asked
+    // for again at the next page, not given up until the reader overtakes the readahead.
+    void asyncWindowRetriedWhenTheBudgetComesBack()
+    {
+        ReadaheadMount mount(config(1, 1, 0)); // 256 pages for the whole mount
+        FileReadahead ra(mount);
+        ReadInfo read;
+        read.length = kPageSize;
+        read.fileSize = kGiB;
+        read.missingPages = 1;
+        QCOMPARE(ra.onRead(read).pages(), 4u); // pages 1-4, marker 1
+        QCOMPARE(ra.marker(), PageIndex{1});
+        QCOMPARE(mount.reserve(252), 252u); // the rest is elsewhere
+        read.missingPages = 0;
+        read.offset = kPageSize;
+        QVERIFY(ra.onRead(read).empty()); // the marker: nothing granted
+        QCOMPARE(ra.marker(), PageIndex{2});
+        mount.release(252);
+        read.offset = 2 * kPageSize;
+        auto plan = ra.onRead(read);
+        QVERIFY(plan.async());
+        QCOMPARE(plan.pages(), 16u);
+        QCOMPARE(plan.next()->first, PageIndex{5});
+        QCOMPARE(counter(mount, ra_misses), 1u);
+    }
+
     void wholeFileOnFirstRead()
     {
         ReadaheadMount mount(config(64, 64, 2));

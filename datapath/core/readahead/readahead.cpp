@@ -328,8 +328,16 @@ ReadaheadPlan FileReadahead::onRead(const ReadInfo &read) noexcept
             m_mode = Mode::sequential;
         }
         if (m_marker != kNoMarker && first <= m_marker && m_marker < end) {
-            return planSequential(read, std::max(m_raEnd, end),
-                                  nextWindow(m_windowPages, lim.window), lim, true);
+            const PageIndex from = std::max(m_raEnd, end);
+            ReadaheadPlan plan =
+                planSequential(read, from, nextWindow(m_windowPages, lim.window), lim, true);
+            if (plan.empty() && from < filePages && end < m_raEnd) {
+                // The budget (other files' readahead in flight) or the pressure limit left
+                // nothing: ask again at the next page rather than let the reader overtake what
+                // was read ahead and miss (ior-easy --file-mb 256: a second 256-page miss).
+                m_marker = end;
+            }
+            return plan;
         }
         if (end > m_raEnd) {
             // A new stream, or the reader overtook the readahead: read ahead synchronously.
