@@ -137,7 +137,8 @@ private slots:
             runBench({"--json", "--duration", "0.05", "small-read", "--file-kb", "64"}, &exitCode);
         QCOMPARE(exitCode, 0);
         verifyClientReport(report, "small-read",
-                           {"vs_kernel_pread", "vs_kernel_pread_1KiB", "vs_kernel_pread_4KiB"});
+                           {"vs_kernel_pread", "vs_kernel_pread_1KiB", "vs_kernel_pread_4KiB",
+                            "vs_fast_read_off"});
         verifyPositive(report["results"].toObject(),
                        {"lutra_1B_reads_per_s", "kernel_1B_reads_per_s", "lutra_4KiB_reads_per_s",
                         "kernel_4KiB_reads_per_s"});
@@ -173,11 +174,19 @@ private slots:
     void iorHardMode()
     {
         int exitCode = 0;
-        const auto report = runBench({"--json", "ior-hard", "--segments", "20"}, &exitCode);
+        // Transfers one byte past a page, 3 ranks: pages two ranks' chunks share are fetched
+        // once (readahead_pages counts only pages sent for).
+        const auto report = runBench({"--json", "ior-hard", "--segments", "20", "--ranks", "3",
+                                      "--transfer-bytes", "4097", "--rounds", "2"},
+                                     &exitCode);
         QCOMPARE(exitCode, 0);
         verifyClientReport(report, "ior-hard", {"vs_sequential", "ra_hit_ratio"});
-        verifyPositive(report["results"].toObject(),
-                       {"write_MBps", "read_MBps", "sequential_read_MBps"});
+        const auto results = report["results"].toObject();
+        verifyPositive(results, {"write_MBps", "read_MBps", "sequential_read_MBps", "file_pages"});
+        QCOMPARE(results["rounds"].toArray().size(), 2);
+        QCOMPARE(results["file_pages"].toInteger(), (3 * 20 * 4097 + 4095) / 4096);
+        QVERIFY2(results["pages_fetched"].toInteger() <= 2 * results["file_pages"].toInteger(),
+                 qPrintable(QString::number(results["pages_fetched"].toInteger())));
     }
 
     void pressureMode()
