@@ -1,5 +1,6 @@
 #include "api/ctl_service.h"
 
+#include "api/ctl_wire.h"
 #include "api/wire_checks.h"
 #include "control/utf8_fields.h"
 #include "core/params/glob.h"
@@ -168,8 +169,8 @@ grpc::ServerUnaryReactor *CtlService::ListParams(grpc::CallbackServerContext *co
                      if (!specs) {
                          return specs.status();
                      }
-                     for (auto &instance : *specs) {
-                         *reply->add_instances() = std::move(instance);
+                     for (const auto &instance : *specs) {
+                         toWire(instance, reply->add_instances());
                      }
                      return Status{};
                  });
@@ -186,11 +187,11 @@ grpc::ServerUnaryReactor *CtlService::GetParams(grpc::CallbackServerContext *con
             if (!values) {
                 return values.status();
             }
-            for (auto &value : values->values) {
-                *reply->add_values() = std::move(value);
+            for (const auto &value : values->values) {
+                toWire(value, reply->add_values());
             }
-            for (auto &failure : values->failures) {
-                *reply->add_failures() = std::move(failure);
+            for (const auto &failure : values->failures) {
+                toWire(failure, reply->add_failures());
             }
             return Status{};
         });
@@ -224,11 +225,11 @@ grpc::ServerUnaryReactor *CtlService::SetParams(grpc::CallbackServerContext *con
             }
             reply->set_applied(outcome->applied);
             reply->set_history_id(outcome->historyId);
-            for (auto &instance : outcome->instances) {
-                *reply->add_instances() = std::move(instance);
+            for (const auto &instance : outcome->instances) {
+                toWire(instance, reply->add_instances());
             }
-            for (auto &entry : outcome->plan) {
-                *reply->add_plan() = std::move(entry);
+            for (const auto &entry : outcome->plan) {
+                toWire(entry, reply->add_plan());
             }
             for (const auto &error : outcome->errors) {
                 auto *wire = reply->add_errors();
@@ -337,7 +338,7 @@ grpc::ServerUnaryReactor *CtlService::FlushJob(grpc::CallbackServerContext *cont
                      if (!result) {
                          return result.status();
                      }
-                     *reply = std::move(*result);
+                     toWire(*result, reply);
                      return Status{};
                  });
 }
@@ -352,8 +353,8 @@ grpc::ServerUnaryReactor *CtlService::GetJobStats(grpc::CallbackServerContext *c
                      if (!stats) {
                          return stats.status();
                      }
-                     for (auto &stat : *stats) {
-                         *reply->add_jobs() = std::move(stat);
+                     for (const auto &stat : *stats) {
+                         toWire(stat, reply->add_jobs());
                      }
                      return Status{};
                  });

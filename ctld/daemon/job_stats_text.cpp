@@ -25,14 +25,14 @@ template <typename T> bool number(std::string_view text, T *out)
 }
 
 // "{ samples: 16, unit: bytes, min: 1, max: 2, sum: 3 }"
-bool parseCounter(std::string_view name, std::string_view body, params::v1::Counter *counter)
+bool parseCounter(std::string_view name, std::string_view body, params::CounterReading *counter)
 {
     body = trim(body);
     if (body.size() < 2 || body.front() != '{' || body.back() != '}') {
         return false;
     }
     body = body.substr(1, body.size() - 2);
-    counter->set_name(std::string(name));
+    counter->name = std::string(name);
     bool haveSamples = false;
     while (!body.empty()) {
         const auto comma = body.find(',');
@@ -47,17 +47,17 @@ bool parseCounter(std::string_view name, std::string_view body, params::v1::Coun
         std::int64_t n = 0;
         std::uint64_t u = 0;
         if (key == "samples" && number(value, &u)) {
-            counter->set_samples(u);
+            counter->samples = u;
             haveSamples = true;
         } else if (key == "unit") {
-            counter->set_unit(std::string(value));
+            counter->unit = std::string(value);
         } else if (key == "min" && number(value, &n)) {
-            counter->set_min(n);
-            counter->set_with_min_max_sum(true);
+            counter->min = n;
+            counter->withMinMaxSum = true;
         } else if (key == "max" && number(value, &n)) {
-            counter->set_max(n);
+            counter->max = n;
         } else if (key == "sum" && number(value, &n)) {
-            counter->set_sum(n);
+            counter->sum = n;
         } else {
             return false;
         }
@@ -67,9 +67,9 @@ bool parseCounter(std::string_view name, std::string_view body, params::v1::Coun
 
 } // namespace
 
-Result<std::vector<ctl::v1::JobStat>> parseJobStats(std::string_view text)
+Result<std::vector<JobStat>> parseJobStats(std::string_view text)
 {
-    std::vector<ctl::v1::JobStat> jobs;
+    std::vector<JobStat> jobs;
     std::size_t lineNumber = 0;
     bool header = false;
     while (!text.empty()) {
@@ -96,7 +96,7 @@ Result<std::vector<ctl::v1::JobStat>> parseJobStats(std::string_view text)
             if (id.empty()) {
                 return bad("empty job_id");
             }
-            jobs.emplace_back().set_job_id(std::string(id));
+            jobs.emplace_back().jobId = std::string(id);
             continue;
         }
         if (jobs.empty() || !line.starts_with("  ")) {
@@ -114,10 +114,10 @@ Result<std::vector<ctl::v1::JobStat>> parseJobStats(std::string_view text)
             if (!number(value.substr(0, value.find('.')), &seconds)) {
                 return bad("bad snapshot_time");
             }
-            jobs.back().set_snapshot_time_s(seconds);
+            jobs.back().snapshotTimeS = seconds;
         } else if (key == "start_time" || key == "elapsed_time") {
             continue;
-        } else if (!parseCounter(key, value, jobs.back().add_counters())) {
+        } else if (!parseCounter(key, value, &jobs.back().counters.emplace_back())) {
             return bad("bad counter '" + std::string(key) + "'");
         }
     }

@@ -73,25 +73,24 @@ NodeOps::NodeOps(const Config &config, Instances &instances, Store *store)
 {
 }
 
-Result<std::vector<ctl::v1::InstanceSpecs>> NodeOps::listParams(const std::string &pattern,
-                                                                const std::string &instanceGlob)
+Result<std::vector<InstanceSpecs>> NodeOps::listParams(const std::string &pattern,
+                                                       const std::string &instanceGlob)
 {
     auto glob = params::Glob::compile(pattern.empty() ? "*" : pattern);
     if (!glob) {
         return Status(Errc::invalid_argument,
                       "pattern '" + pattern + "': " + glob.status().message());
     }
-    std::vector<ctl::v1::InstanceSpecs> out;
+    std::vector<InstanceSpecs> out;
     for (const auto &connection : m_instances.connected(instanceGlob)) {
-        ctl::v1::InstanceSpecs specs;
-        specs.set_instance(connection->info.id);
+        InstanceSpecs specs{connection->info.id, {}};
         for (const auto &spec : connection->specs) {
             if (pattern.empty() || glob->matches(spec.name) ||
                 glob->matchesLeadingComponents(spec.name)) {
-                control::toWire(spec, specs.add_specs());
+                specs.specs.push_back(spec);
             }
         }
-        if (specs.specs_size() > 0) {
+        if (!specs.specs.empty()) {
             out.push_back(std::move(specs));
         }
     }
@@ -143,9 +142,7 @@ Result<ParamValues> NodeOps::getParams(const std::vector<std::string> &patterns,
     ParamValues out;
     std::vector<bool> matched(patterns.size(), false);
     auto fail = [&out](const std::string &id, const std::string &message) {
-        auto &failure = out.failures.emplace_back();
-        failure.set_instance(id);
-        failure.set_message(message);
+        out.failures.push_back({id, message});
     };
     for (const auto &connection : m_instances.connected(instanceGlob)) {
         dv1::GetParamsRequest request;
@@ -173,15 +170,12 @@ Result<ParamValues> NodeOps::getParams(const std::vector<std::string> &patterns,
             continue;
         }
         for (const auto &value : reply.values()) {
-            auto *wire = &out.values.emplace_back();
-            wire->set_instance(connection->info.id);
-            wire->set_name(value.name());
-            wire->set_value(value.value());
+            out.values.push_back({connection->info.id, value.name(), value.value()});
         }
     }
     std::set<std::string> named; // each instance is named once
     for (const auto &failure : out.failures) {
-        named.insert(failure.instance());
+        named.insert(failure.instance);
     }
     for (std::size_t i = 0; i < globs.size(); ++i) {
         for (const auto &id : notConnectedMatching(globs[i], instanceGlob)) {
@@ -203,7 +197,7 @@ Result<ParamValues> NodeOps::getParams(const std::vector<std::string> &patterns,
     if (out.values.empty() && !out.failures.empty()) {
         std::vector<std::string> messages;
         for (const auto &failure : out.failures) {
-            messages.push_back(failure.message());
+            messages.push_back(failure.message);
         }
         return Status(Errc::unavailable, joinLines(messages));
     }
@@ -400,13 +394,8 @@ Result<ChangeResult> NodeOps::changeLocked(const ChangeRequest &request)
     // Actions (lru_size=clear) cannot be undone: only values go into the crash journal.
     for (const auto &plan : *plans) {
         for (const auto &item : plan.items) {
-            auto &entry = outcome.plan.emplace_back();
-            entry.set_instance(plan.connection->info.id);
-            entry.set_name(item.name);
-            entry.set_live(item.live);
-            entry.set_desired(item.desired);
-            entry.set_changed(item.changed);
-            entry.set_source(item.source);
+            outcome.plan.push_back({plan.connection->info.id, item.name, item.live, item.desired,
+                                    item.changed, item.source});
             if (item.changed && !item.special) {
                 journal.push_back({plan.connection->info.id, item.name, item.live, item.desired});
             }
@@ -416,7 +405,7 @@ Result<ChangeResult> NodeOps::changeLocked(const ChangeRequest &request)
         return outcome;
     }
     const bool nothingToDo = std::all_of(outcome.plan.begin(), outcome.plan.end(),
-                                         [](const auto &entry) { return !entry.changed(); });
+                                         [](const auto &entry) { return !entry.changed; });
     if (request.action == Action::reconcile && nothingToDo) {
         outcome.applied = true; // already in the desired state: nothing to audit
         return outcome;
@@ -457,11 +446,11 @@ Result<ChangeResult> NodeOps::changeLocked(const ChangeRequest &request)
         dv1::SetParamsReply reply;
         const auto status = plan.connection->stub->SetParams(&context, set, &reply);
         auto &result = outcome.instances.emplace_back();
-        result.set_instance(plan.connection->info.id);
+        result.instance = plan.connection->info.id;
         if (!status.ok()) {
             // The process may or may not have applied the batch; restoring it too is safe.
             m_instances.lost(plan.connection->info.id);
-            auto *error = result.mutable_result()->add_errors();
+            auto *error = result.result.add_errors();
             error->set_code(params::v1::ERROR_CODE_UNAVAILABLE);
             error->set_message(plan.connection->info.id +
                                " did not answer: " + status.error_message());
@@ -470,7 +459,7 @@ Result<ChangeResult> NodeOps::changeLocked(const ChangeRequest &request)
             failed = true;
             break;
         }
-        *result.mutable_result() = reply.result();
+        result.result = reply.result();
         for (const auto &r : reply.result().results()) {
             const bool ok = r.error().code() == params::v1::ERROR_CODE_OK;
             recorded.push_back(
@@ -551,9 +540,9 @@ Result<ChangeResult> NodeOps::changeLocked(const ChangeRequest &request)
     return outcome;
 }
 
-Result<ctl::v1::FlushJobReply> NodeOps::flushJob(const std::string &job, bool all,
-                                                 std::chrono::milliseconds timeout,
-                                                 const std::string &principal)
+Result<FlushResult> NodeOps::flushJob(const std::string &job, bool all,
+                                      std::chrono::milliseconds timeout,
+                                      const std::string &principal)
 {
     if (all == !job.empty()) {
         return Status(Errc::invalid_argument, all ? "give either a job id or all, not both"
@@ -569,10 +558,10 @@ Result<ctl::v1::FlushJobReply> NodeOps::flushJob(const std::string &job, bool al
     const auto started = std::chrono::steady_clock::now();
     const auto connections = m_instances.connected();
     // Every instance flushes at once: the node's time is the slowest instance, not the sum.
-    std::vector<std::future<std::optional<ctl::v1::InstanceFlushReport>>> pending;
+    std::vector<std::future<std::optional<InstanceFlushReport>>> pending;
     for (const auto &connection : connections) {
-        pending.push_back(std::async(
-            std::launch::async, [&, connection]() -> std::optional<ctl::v1::InstanceFlushReport> {
+        pending.push_back(
+            std::async(std::launch::async, [&, connection]() -> std::optional<InstanceFlushReport> {
                 dv1::FlushJobRequest request;
                 request.set_job_id(all ? std::string() : job);
                 request.set_timeout_ms(static_cast<std::uint32_t>(timeout.count()));
@@ -583,51 +572,49 @@ Result<ctl::v1::FlushJobReply> NodeOps::flushJob(const std::string &job, bool al
                 if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
                     return std::nullopt; // a target: no client cache to flush
                 }
-                ctl::v1::InstanceFlushReport report;
-                report.set_instance(connection->info.id);
+                InstanceFlushReport report;
+                report.instance = connection->info.id;
                 if (!status.ok()) {
-                    report.mutable_error()->set_code(params::v1::ERROR_CODE_UNAVAILABLE);
-                    report.mutable_error()->set_message(connection->info.id + ": " +
-                                                        status.error_message());
+                    report.error = Status(Errc::unavailable,
+                                          connection->info.id + ": " + status.error_message());
                     return report;
                 }
-                *report.mutable_error() = reply.error();
-                report.set_locks_cancelled(reply.report().locks_cancelled());
-                report.set_pages_dropped(reply.report().pages_dropped());
-                report.set_bytes_written_back(reply.report().bytes_written_back());
-                report.set_duration_us(reply.report().duration_us());
-                for (const auto &error : reply.report().errors()) {
-                    report.add_errors(error);
-                }
+                report.error = control::fromWire(reply.error());
+                report.locksCancelled = reply.report().locks_cancelled();
+                report.pagesDropped = reply.report().pages_dropped();
+                report.bytesWrittenBack = reply.report().bytes_written_back();
+                report.durationUs = reply.report().duration_us();
+                report.errors.assign(reply.report().errors().begin(),
+                                     reply.report().errors().end());
                 return report;
             }));
     }
-    ctl::v1::FlushJobReply reply;
-    reply.set_job_id(all ? std::string() : job);
+    FlushResult reply;
+    reply.jobId = all ? std::string() : job;
     bool ok = true;
     for (auto &future : pending) {
         if (auto report = future.get()) {
-            ok = ok && report->error().code() == params::v1::ERROR_CODE_OK;
-            *reply.add_instances() = std::move(*report);
+            ok = ok && report->error.ok();
+            reply.instances.push_back(std::move(*report));
         }
     }
-    reply.set_ok(ok);
+    reply.ok = ok;
     {
         std::lock_guard lock(m_flushMetricsMutex);
         m_flushDurations.observe(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
-    reply.set_duration_us(
+    reply.durationUs =
         static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                        std::chrono::steady_clock::now() - started)
-                                       .count()));
+                                       .count());
     if (m_store) {
         std::vector<FlushReport> reports;
-        for (const auto &instance : reply.instances()) {
-            reports.push_back({all ? std::string("all") : job, instance.instance(),
-                               instance.locks_cancelled(), instance.pages_dropped(),
-                               instance.bytes_written_back(), instance.duration_us(),
-                               instance.error().message()});
+        for (const auto &instance : reply.instances) {
+            reports.push_back({all ? std::string("all") : job, instance.instance,
+                               instance.locksCancelled, instance.pagesDropped,
+                               instance.bytesWrittenBack, instance.durationUs,
+                               instance.error.message()});
         }
         const Audit audit{Clock::now(), m_config.node, principal,
                           "flush " + (all ? std::string("--all") : "--job " + job)};
@@ -636,15 +623,15 @@ Result<ctl::v1::FlushJobReply> NodeOps::flushJob(const std::string &job, bool al
             !recorded) {
             log::error(kLog, "flush report not recorded: " + recorded.status().message());
         } else {
-            reply.set_history_id(static_cast<std::uint64_t>(*recorded));
+            reply.historyId = static_cast<std::uint64_t>(*recorded);
         }
     }
     return reply;
 }
 
-Result<std::vector<ctl::v1::JobStat>> NodeOps::jobStats(const std::string &jobGlob)
+Result<std::vector<JobStat>> NodeOps::jobStats(const std::string &jobGlob)
 {
-    std::vector<ctl::v1::JobStat> out;
+    std::vector<JobStat> out;
     for (const auto &connection : m_instances.connected()) {
         dv1::GetParamsRequest request;
         for (const auto &spec : connection->specs) {
@@ -670,11 +657,11 @@ Result<std::vector<ctl::v1::JobStat>> NodeOps::jobStats(const std::string &jobGl
                                                           ": " + parsed.status().message());
             }
             for (auto &stat : *parsed) {
-                if (!jobGlob.empty() && !params::matchComponent(jobGlob, stat.job_id())) {
+                if (!jobGlob.empty() && !params::matchComponent(jobGlob, stat.jobId)) {
                     continue;
                 }
-                stat.set_instance(connection->info.id);
-                stat.set_block(value.name());
+                stat.instance = connection->info.id;
+                stat.block = value.name();
                 out.push_back(std::move(stat));
             }
         }

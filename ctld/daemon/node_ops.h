@@ -9,7 +9,8 @@
 #include "ctld/metrics/exposition.h"
 #include "daemon/auth.h"
 #include "daemon/instances.h"
-#include "lutra/ctl/v1/ctl.pb.h"
+#include "daemon/job_stats_text.h"
+#include "lutra/params/v1/params.pb.h"
 #include "store/records.h"
 
 #include <mutex>
@@ -51,18 +52,71 @@ struct FaultHooks {
     std::size_t killAfterInstances = 0; // SIGKILL once this many instances applied a change
 };
 
+// The schema of one instance (the parameters a pattern matched).
+struct InstanceSpecs {
+    std::string instance;
+    std::vector<params::Spec> specs;
+};
+
+struct InstanceValue {
+    std::string instance;
+    std::string name;
+    std::string value; // canonical text
+};
+
+// An instance that matched but gave no values: not connected, or did not answer in time.
+struct InstanceFailure {
+    std::string instance;
+    std::string message;
+};
+
 // Values of every instance that answered, and each instance that matched but did not.
 struct ParamValues {
-    std::vector<ctl::v1::InstanceValue> values;
-    std::vector<ctl::v1::InstanceFailure> failures;
+    std::vector<InstanceValue> values;
+    std::vector<InstanceFailure> failures;
+};
+
+// What a change means on one instance, parameter by parameter.
+struct PlanEntry {
+    std::string instance;
+    std::string name;
+    std::string live;    // canonical value before the change
+    std::string desired; // canonical value asked for, or the action's word
+    bool changed = true; // desired differs from live (an action always changes)
+    std::string source;  // where it was asked for: "set_param", "profile.yaml:12:3", ...
+};
+
+// What one datapath process answered to its batch, in its own protocol (lutra.params.v1).
+struct InstanceSetResult {
+    std::string instance;
+    params::v1::BatchResult result;
+};
+
+// What one datapath process's flush did.
+struct InstanceFlushReport {
+    std::string instance;
+    Status error; // ok, or why this instance's flush failed
+    std::uint64_t locksCancelled = 0;
+    std::uint64_t pagesDropped = 0;
+    std::uint64_t bytesWrittenBack = 0;
+    std::uint64_t durationUs = 0;
+    std::vector<std::string> errors; // problems the flush met but worked around
+};
+
+struct FlushResult {
+    std::string jobId; // empty: every job
+    bool ok = false;   // every instance flushed without error
+    std::uint64_t durationUs = 0;
+    std::vector<InstanceFlushReport> instances; // processes with a client cache
+    std::uint64_t historyId = 0;
 };
 
 struct ChangeResult {
     bool applied = false;
     std::uint64_t historyId = 0;
-    std::vector<ctl::v1::PlanEntry> plan;              // per instance and parameter
-    std::vector<ctl::v1::InstanceSetResult> instances; // what each datapath process said
-    std::vector<std::string> errors;                   // node-level problems
+    std::vector<PlanEntry> plan;              // per instance and parameter
+    std::vector<InstanceSetResult> instances; // what each datapath process said
+    std::vector<std::string> errors;          // node-level problems
 };
 
 class NodeOps {
@@ -72,8 +126,8 @@ public:
     const Config &config() const noexcept { return m_config; }
     void setFaultHooks(const FaultHooks &hooks) { m_faultHooks = hooks; }
 
-    Result<std::vector<ctl::v1::InstanceSpecs>> listParams(const std::string &pattern,
-                                                           const std::string &instanceGlob);
+    Result<std::vector<InstanceSpecs>> listParams(const std::string &pattern,
+                                                  const std::string &instanceGlob);
     // A partial result when some instances did not answer or are not connected (each named in
     // `failures`); an error only when no matching instance gave a value.
     Result<ParamValues> getParams(const std::vector<std::string> &patterns,
@@ -85,10 +139,9 @@ public:
     // Changes are serialised: two callers never interleave their batches on one node.
     Result<ChangeResult> change(const ChangeRequest &request);
 
-    Result<ctl::v1::FlushJobReply> flushJob(const std::string &job, bool all,
-                                            std::chrono::milliseconds timeout,
-                                            const std::string &principal);
-    Result<std::vector<ctl::v1::JobStat>> jobStats(const std::string &jobGlob);
+    Result<FlushResult> flushJob(const std::string &job, bool all,
+                                 std::chrono::milliseconds timeout, const std::string &principal);
+    Result<std::vector<JobStat>> jobStats(const std::string &jobGlob);
 
     // Called for an instance that appeared or restarted: its matching desired parameters again.
     void reconcile(const std::shared_ptr<const Connection> &connection, bool restarted);

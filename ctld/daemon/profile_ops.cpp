@@ -1,5 +1,6 @@
 #include "daemon/profile_ops.h"
 
+#include "api/ctl_wire.h"
 #include "ctld/profiles/parser.h"
 #include "ctld/profiles/profile_set.h"
 #include "ctld/profiles/schema_check.h"
@@ -346,15 +347,15 @@ Status ProfileOps::run(Mode mode, const v1::ProfileRequest &request, const Calle
         return outcome.status();
     }
     std::uint32_t drift = 0;
-    for (auto &entry : outcome->plan) {
-        drift += entry.changed() ? 1 : 0;
-        *reply->add_entries() = std::move(entry);
+    for (const auto &entry : outcome->plan) {
+        drift += entry.changed ? 1 : 0;
+        toWire(entry, reply->add_entries());
     }
     reply->set_drift(drift);
     reply->set_applied(mode == Mode::apply && outcome->applied);
     reply->set_history_id(outcome->historyId);
-    for (auto &instance : outcome->instances) {
-        *reply->add_results() = std::move(instance);
+    for (const auto &instance : outcome->instances) {
+        toWire(instance, reply->add_results());
     }
     for (const auto &error : outcome->errors) {
         auto *wire = reply->add_errors();
@@ -484,9 +485,9 @@ Status HistoryOps::rollback(const v1::RollbackRequest &request, const Caller &ca
     reply->set_applied(!request.dry_run() && outcome->applied);
     reply->set_history_id(outcome->historyId);
     std::set<std::pair<std::string, std::string>> planned;
-    for (auto &entry : outcome->plan) {
-        planned.insert({entry.instance(), entry.name()});
-        *reply->add_entries() = std::move(entry);
+    for (const auto &entry : outcome->plan) {
+        planned.insert({entry.instance, entry.name});
+        toWire(entry, reply->add_entries());
     }
     for (const auto &value : *values) {
         if (planned.count({value.instance, value.param}) == 0) {
@@ -496,8 +497,8 @@ Status HistoryOps::rollback(const v1::RollbackRequest &request, const Caller &ca
                                ": not running now; nothing to restore there");
         }
     }
-    for (auto &instance : outcome->instances) {
-        *reply->add_results() = std::move(instance);
+    for (const auto &instance : outcome->instances) {
+        toWire(instance, reply->add_results());
     }
     for (const auto &message : outcome->errors) {
         auto *error = reply->add_errors();

@@ -28,16 +28,16 @@ private slots:
         QVERIFY2(jobs.ok(), jobs.status().message().c_str());
         QCOMPARE(jobs->size(), std::size_t{2});
         const auto &first = (*jobs)[0];
-        QCOMPARE(first.job_id(), std::string("dd.0:odd#id"));
-        QCOMPARE(first.snapshot_time_s(), 1700000123);
-        QCOMPARE(first.counters_size(), 2);
-        QCOMPARE(first.counters(0).name(), std::string("read_bytes"));
-        QCOMPARE(first.counters(0).samples(), 16u);
-        QCOMPARE(first.counters(0).sum(), 65536);
-        QVERIFY(first.counters(0).with_min_max_sum());
-        QCOMPARE(first.counters(1).unit(), std::string("reqs"));
-        QVERIFY(!first.counters(1).with_min_max_sum());
-        QCOMPARE((*jobs)[1].job_id(), std::string("42"));
+        QCOMPARE(first.jobId, std::string("dd.0:odd#id"));
+        QCOMPARE(first.snapshotTimeS, std::int64_t{1700000123});
+        QCOMPARE(first.counters.size(), std::size_t{2});
+        QCOMPARE(first.counters[0].name, std::string("read_bytes"));
+        QCOMPARE(first.counters[0].samples, std::uint64_t{16});
+        QCOMPARE(first.counters[0].sum, std::int64_t{65536});
+        QVERIFY(first.counters[0].withMinMaxSum);
+        QCOMPARE(first.counters[1].unit, std::string("reqs"));
+        QVERIFY(!first.counters[1].withMinMaxSum);
+        QCOMPARE((*jobs)[1].jobId, std::string("42"));
         QCOMPARE(parseJobStats("job_stats:\n")->size(), std::size_t{0});
     }
 

@@ -1,0 +1,19 @@
+#pragma once
+// ctld's own types -> lutra.ctl.v1. The daemon's logic (NodeOps) returns plain structs; this is
+// where they become replies.
+
+#include "daemon/job_stats_text.h"
+#include "daemon/node_ops.h"
+#include "lutra/ctl/v1/ctl.pb.h"
+
+namespace lutra::ctld {
+
+void toWire(const InstanceSpecs &specs, ctl::v1::InstanceSpecs *out);
+void toWire(const InstanceValue &value, ctl::v1::InstanceValue *out);
+void toWire(const InstanceFailure &failure, ctl::v1::InstanceFailure *out);
+void toWire(const PlanEntry &entry, ctl::v1::PlanEntry *out);
+void toWire(const InstanceSetResult &result, ctl::v1::InstanceSetResult *out);
+void toWire(const FlushResult &result, ctl::v1::FlushJobReply *out);
+void toWire(const JobStat &stat, ctl::v1::JobStat *out);
+
+} // namespace lutra::ctld
