@@ -233,46 +233,68 @@ int runStreamsBench(const Endpoint &node, qint64 ctldPid, int streams, int secon
     const auto none = [] { return 0; };
     const double idle = cpuPercentOver(ctldPid, seconds * 1000, &updates, none);
 
+    // The same N connections measured twice: streaming (a console without Prometheus streams
+    // every node), then only probed (with Prometheus, a node off screen is probed every 5 s).
     std::vector<std::unique_ptr<NodeConnection>> connections;
     int received = 0;
-    for (int i = 0; i < streams; ++i) {
-        auto connection = std::make_unique<NodeConnection>(node);
-        auto *raw = connection.get();
-        QObject::connect(raw, &NodeConnection::countersAvailable, raw, [raw, &received] {
-            if (raw->takeLatestCounters()) {
-                ++received;
-            }
-        });
-        connection->start();
-        connections.push_back(std::move(connection));
-    }
-    QElapsedTimer ready;
-    ready.start();
-    const auto allReady = [&] {
-        return std::all_of(connections.begin(), connections.end(),
-                           [](const auto &c) { return c->state() == ConnectionState::ready; });
+    const auto measureConnections = [&](bool streaming, double *cpuPercent) {
+        for (int i = 0; i < streams; ++i) {
+            auto connection = std::make_unique<NodeConnection>(node);
+            auto *raw = connection.get();
+            raw->setStreaming(streaming);
+            QObject::connect(raw, &NodeConnection::countersAvailable, raw, [raw, &received] {
+                if (raw->takeLatestCounters()) {
+                    ++received;
+                }
+            });
+            connection->start();
+            connections.push_back(std::move(connection));
+        }
+        QElapsedTimer ready;
+        ready.start();
+        const auto allReady = [&] {
+            return std::all_of(connections.begin(), connections.end(),
+                               [](const auto &c) { return c->state() == ConnectionState::ready; });
+        };
+        while (!allReady() && ready.elapsed() < 60'000) {
+            QApplication::processEvents(QEventLoop::AllEvents, 100);
+        }
+        if (!allReady()) {
+            return false;
+        }
+        *cpuPercent =
+            cpuPercentOver(ctldPid, seconds * 1000, &updates, [&received] { return received; });
+        for (auto &connection : connections) {
+            connection->shutdown();
+        }
+        connections.clear();
+        return true;
     };
-    while (!allReady() && ready.elapsed() < 60'000) {
-        QApplication::processEvents(QEventLoop::AllEvents, 100);
-    }
-    if (!allReady()) {
+    double busy = 0;
+    double probed = 0;
+    if (!measureConnections(true, &busy)) {
         std::fprintf(stderr, "lutra-console: --bench-streams: not every stream connected\n");
         return 1;
     }
-    const double busy =
-        cpuPercentOver(ctldPid, seconds * 1000, &updates, [&received] { return received; });
-    for (auto &connection : connections) {
-        connection->shutdown();
+    const int streamUpdates = updates;
+    if (!measureConnections(false, &probed)) {
+        std::fprintf(stderr, "lutra-console: --bench-streams: not every connection came up\n");
+        return 1;
     }
     const double perUpdateUs =
-        updates > 0 ? (busy - idle) / 100.0 * seconds * 1e6 / double(updates) : qQNaN();
-    const QJsonObject result{{"mode", "console-streams"},
-                             {"streams", streams},
-                             {"seconds", seconds},
-                             {"ctld_cpu_percent_idle", idle},
-                             {"ctld_cpu_percent_with_streams", busy},
-                             {"updates_received", updates},
-                             {"ctld_cpu_us_per_stream_update", perUpdateUs}};
+        streamUpdates > 0 ? (busy - idle) / 100.0 * seconds * 1e6 / double(streamUpdates) : qQNaN();
+    const QJsonObject result{
+        {"mode", "console-streams"},
+        {"streams", streams},
+        {"seconds", seconds},
+        {"ctld_cpu_percent_idle", idle},
+        {"ctld_cpu_percent_with_streams", busy},
+        {"updates_received", streamUpdates},
+        {"ctld_cpu_us_per_stream_update", perUpdateUs},
+        // What the same connections cost with Prometheus for the fleet: probes only.
+        {"ctld_cpu_percent_probes_only", probed},
+        {"updates_received_probes_only", updates},
+        {"probes_only_vs_streams", busy - idle > 0 ? (probed - idle) / (busy - idle) : qQNaN()}};
     std::printf("%s", QJsonDocument(result).toJson().constData());
     return 0;
 }
