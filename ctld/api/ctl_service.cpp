@@ -41,6 +41,16 @@ grpc::Status toGrpc(const Status &status)
 
 namespace {
 
+// A result of the daemon's logic as the reply, or its error.
+template <class T, class Reply> Status answer(Result<T> result, Reply *reply)
+{
+    if (!result) {
+        return result.status();
+    }
+    toWire(*result, reply);
+    return {};
+}
+
 v1::Role toWire(Role role)
 {
     switch (role) {
@@ -245,7 +255,7 @@ grpc::ServerUnaryReactor *CtlService::ListProfiles(grpc::CallbackServerContext *
                                                    v1::ListProfilesReply *reply)
 {
     return serve(context, *request, Role::viewer, "ListProfiles",
-                 [this, reply](const Caller &) { return m_parts.profiles->list(reply); });
+                 [this, reply](const Caller &) { return answer(m_parts.profiles->list(), reply); });
 }
 
 grpc::ServerUnaryReactor *CtlService::GetProfile(grpc::CallbackServerContext *context,
@@ -254,7 +264,7 @@ grpc::ServerUnaryReactor *CtlService::GetProfile(grpc::CallbackServerContext *co
 {
     return serve(context, *request, Role::viewer, "GetProfile",
                  [this, request, reply](const Caller &) {
-                     return m_parts.profiles->get(request->name(), reply);
+                     return answer(m_parts.profiles->get(request->name()), reply);
                  });
 }
 
@@ -264,7 +274,7 @@ grpc::ServerUnaryReactor *CtlService::PutProfile(grpc::CallbackServerContext *co
 {
     return serve(context, *request, Role::admin, "PutProfile",
                  [this, request, reply](const Caller &caller) {
-                     return m_parts.profiles->put(request->yaml(), caller, reply);
+                     return answer(m_parts.profiles->put(request->yaml(), caller), reply);
                  });
 }
 
@@ -274,7 +284,12 @@ grpc::ServerUnaryReactor *CtlService::DeleteProfile(grpc::CallbackServerContext 
 {
     return serve(context, *request, Role::admin, "DeleteProfile",
                  [this, request, reply](const Caller &caller) {
-                     return m_parts.profiles->remove(request->name(), caller, reply);
+                     auto point = m_parts.profiles->remove(request->name(), caller);
+                     if (!point) {
+                         return point.status();
+                     }
+                     reply->set_history_id(*point);
+                     return Status{};
                  });
 }
 
@@ -284,7 +299,9 @@ grpc::ServerUnaryReactor *CtlService::DiffProfile(grpc::CallbackServerContext *c
 {
     return serve(context, *request, Role::viewer, "DiffProfile",
                  [this, request, reply](const Caller &caller) {
-                     return m_parts.profiles->run(ProfileOps::Mode::diff, *request, caller, reply);
+                     return answer(
+                         m_parts.profiles->run(ProfileOps::Mode::diff, fromWire(*request), caller),
+                         reply);
                  });
 }
 
@@ -294,10 +311,11 @@ grpc::ServerUnaryReactor *CtlService::ApplyProfile(grpc::CallbackServerContext *
 {
     // Operators apply profiles the admins stored; only admins apply a document of their own.
     const Role needed = request->yaml().empty() ? Role::operator_ : Role::admin;
-    return serve(context, *request, needed, "ApplyProfile",
-                 [this, request, reply](const Caller &caller) {
-                     return m_parts.profiles->run(ProfileOps::Mode::apply, *request, caller, reply);
-                 });
+    return serve(
+        context, *request, needed, "ApplyProfile", [this, request, reply](const Caller &caller) {
+            return answer(
+                m_parts.profiles->run(ProfileOps::Mode::apply, fromWire(*request), caller), reply);
+        });
 }
 
 grpc::ServerUnaryReactor *CtlService::VerifyProfile(grpc::CallbackServerContext *context,
@@ -306,8 +324,9 @@ grpc::ServerUnaryReactor *CtlService::VerifyProfile(grpc::CallbackServerContext 
 {
     return serve(context, *request, Role::viewer, "VerifyProfile",
                  [this, request, reply](const Caller &caller) {
-                     return m_parts.profiles->run(ProfileOps::Mode::verify, *request, caller,
-                                                  reply);
+                     return answer(m_parts.profiles->run(ProfileOps::Mode::verify,
+                                                         fromWire(*request), caller),
+                                   reply);
                  });
 }
 

@@ -79,4 +79,72 @@ void toWire(const JobStat &stat, ctl::v1::JobStat *out)
     }
 }
 
+void toWire(const profiles::Diagnostic &diagnostic, ctl::v1::ProfileError *out)
+{
+    out->set_file(diagnostic.location.file);
+    out->set_line(static_cast<std::uint32_t>(diagnostic.location.line));
+    out->set_column(static_cast<std::uint32_t>(diagnostic.location.column));
+    out->set_message(diagnostic.message);
+}
+
+void toWire(const ProfileList &list, ctl::v1::ListProfilesReply *out)
+{
+    for (const auto &profile : list.profiles) {
+        auto *summary = out->add_profiles();
+        summary->set_name(profile.name);
+        summary->set_description(profile.description);
+        for (const auto &parent : profile.extends) {
+            summary->add_extends(parent);
+        }
+        summary->set_matches_node(profile.matchesNode);
+        summary->set_source(profile.source);
+        if (profile.updated) {
+            summary->set_updated_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        profile.updated->time_since_epoch())
+                                        .count());
+        }
+    }
+    for (const auto &error : list.errors) {
+        toWire(error, out->add_errors());
+    }
+}
+
+void toWire(const ProfileDocument &document, ctl::v1::GetProfileReply *out)
+{
+    out->set_name(document.name);
+    out->set_yaml(document.yaml);
+    out->set_source(document.source);
+}
+
+void toWire(const StoredProfile &stored, ctl::v1::PutProfileReply *out)
+{
+    out->set_name(stored.name);
+    for (const auto &error : stored.errors) {
+        toWire(error, out->add_errors());
+    }
+}
+
+void toWire(const ProfilePlan &plan, ctl::v1::ProfilePlan *out)
+{
+    out->set_profile(plan.profile);
+    out->set_matches_node(plan.matchesNode);
+    for (const auto &error : plan.errors) {
+        toWire(error, out->add_errors());
+    }
+    for (const auto &entry : plan.entries) {
+        toWire(entry, out->add_entries());
+    }
+    out->set_applied(plan.applied);
+    out->set_history_id(plan.historyId);
+    for (const auto &result : plan.results) {
+        toWire(result, out->add_results());
+    }
+    out->set_drift(plan.drift);
+}
+
+ProfileRequest fromWire(const ctl::v1::ProfileRequest &request)
+{
+    return {request.name(), request.yaml(), request.force()};
+}
+
 } // namespace lutra::ctld

@@ -4,6 +4,7 @@
 
 #include "daemon/job_stats_text.h"
 #include "daemon/node_ops.h"
+#include "daemon/profile_ops.h"
 #include "lutra/ctl/v1/ctl.pb.h"
 
 namespace lutra::ctld {
@@ -15,5 +16,11 @@ void toWire(const PlanEntry &entry, ctl::v1::PlanEntry *out);
 void toWire(const InstanceSetResult &result, ctl::v1::InstanceSetResult *out);
 void toWire(const FlushResult &result, ctl::v1::FlushJobReply *out);
 void toWire(const JobStat &stat, ctl::v1::JobStat *out);
+void toWire(const profiles::Diagnostic &diagnostic, ctl::v1::ProfileError *out);
+void toWire(const ProfileList &list, ctl::v1::ListProfilesReply *out);
+void toWire(const ProfileDocument &document, ctl::v1::GetProfileReply *out);
+void toWire(const StoredProfile &stored, ctl::v1::PutProfileReply *out);
+void toWire(const ProfilePlan &plan, ctl::v1::ProfilePlan *out);
+ProfileRequest fromWire(const ctl::v1::ProfileRequest &request);
 
 } // namespace lutra::ctld

@@ -17,14 +17,6 @@ namespace {
 
 namespace v1 = ctl::v1;
 
-void toWire(const profiles::Diagnostic &diagnostic, v1::ProfileError *out)
-{
-    out->set_file(diagnostic.location.file);
-    out->set_line(static_cast<std::uint32_t>(diagnostic.location.line));
-    out->set_column(static_cast<std::uint32_t>(diagnostic.location.column));
-    out->set_message(diagnostic.message);
-}
-
 std::int64_t toNs(TimePoint time)
 {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
@@ -134,9 +126,10 @@ ProfileOps::ProfileOps(const Config &config, NodeOps &node, Instances &instances
 {
 }
 
-Status ProfileOps::list(v1::ListProfilesReply *reply)
+Result<ProfileList> ProfileOps::list()
 {
-    profiles::Diagnostics errors;
+    ProfileList out;
+    profiles::Diagnostics &errors = out.errors;
     std::string unused;
     auto set = loadProfiles(m_config, m_store, {}, &errors, &unused);
     // Unknown parents and extends cycles make profiles unusable: the listing says so.
@@ -150,36 +143,30 @@ Status ProfileOps::list(v1::ListProfilesReply *reply)
     }
     for (const auto &name : set.names()) {
         const auto *profile = set.find(name);
-        auto *summary = reply->add_profiles();
-        summary->set_name(name);
-        summary->set_description(profile->description);
+        auto &summary = out.profiles.emplace_back();
+        summary.name = name;
+        summary.description = profile->description;
         for (const auto &parent : profile->extends) {
-            summary->add_extends(parent.name);
+            summary.extends.push_back(parent.name);
         }
-        summary->set_matches_node(profile->matches(m_config.node, labelsOf(m_config)));
-        summary->set_source(updated.count(name) != 0 ? std::string("stored") : profile->source);
+        summary.matchesNode = profile->matches(m_config.node, labelsOf(m_config));
+        summary.source = updated.count(name) != 0 ? std::string("stored") : profile->source;
         if (updated.count(name) != 0) {
-            summary->set_updated_ns(toNs(updated[name]));
+            summary.updated = updated[name];
         }
     }
-    for (const auto &error : errors) {
-        toWire(error, reply->add_errors());
-    }
-    return {};
+    return out;
 }
 
-Status ProfileOps::get(const std::string &name, v1::GetProfileReply *reply)
+Result<ProfileDocument> ProfileOps::get(const std::string &name)
 {
     if (name.empty()) {
-        return {Errc::invalid_argument, "give the name of a profile"};
+        return Status{Errc::invalid_argument, "give the name of a profile"};
     }
     // The store first: loadProfiles lets a stored profile win over a file of the same name.
     auto stored = m_store.profile(name);
     if (stored) {
-        reply->set_name(name);
-        reply->set_yaml(stored->text);
-        reply->set_source("stored");
-        return {};
+        return ProfileDocument{name, stored->text, "stored"};
     }
     if (stored.status().code() != Errc::not_found) {
         return stored.status();
@@ -192,10 +179,7 @@ Status ProfileOps::get(const std::string &name, v1::GetProfileReply *reply)
             if (!text) {
                 return text.status();
             }
-            reply->set_name(name);
-            reply->set_yaml(std::move(*text));
-            reply->set_source(shipped->source);
-            return {};
+            return ProfileDocument{name, std::move(*text), shipped->source};
         }
     }
     profiles::Diagnostics errors;
@@ -210,45 +194,43 @@ Status ProfileOps::get(const std::string &name, v1::GetProfileReply *reply)
     if (const auto close = profiles::closestWord(name, candidates); !close.empty()) {
         message += " (did you mean " + close + "?)";
     }
-    return {Errc::not_found, message + " (known: " + (known.empty() ? "none" : known) + ")"};
+    return Status{Errc::not_found, message + " (known: " + (known.empty() ? "none" : known) + ")"};
 }
 
-Status ProfileOps::remove(const std::string &name, const Caller &caller,
-                          v1::DeleteProfileReply *reply)
+Result<std::uint64_t> ProfileOps::remove(const std::string &name, const Caller &caller)
 {
     if (name.empty()) {
-        return {Errc::invalid_argument, "give the name of a stored profile to delete"};
+        return Status{Errc::invalid_argument, "give the name of a stored profile to delete"};
     }
     const Audit audit{Clock::now(), m_config.node, caller.principal, "delete profile " + name};
     auto point = m_store.deleteProfile(audit, name);
     if (!point) {
         if (point.status().code() == Errc::not_found) {
-            return {Errc::not_found, "no stored profile '" + name +
-                                         "' (profiles in profiles_dir are files: remove the file)"};
+            return Status{Errc::not_found,
+                          "no stored profile '" + name +
+                              "' (profiles in profiles_dir are files: remove the file)"};
         }
         return point.status();
     }
-    reply->set_history_id(static_cast<std::uint64_t>(*point));
-    return {};
+    return static_cast<std::uint64_t>(*point);
 }
 
-Status ProfileOps::put(const std::string &yaml, const Caller &caller, v1::PutProfileReply *reply)
+Result<StoredProfile> ProfileOps::put(const std::string &yaml, const Caller &caller)
 {
+    StoredProfile out;
     auto parsed = profiles::parseProfile(yaml, "inline");
     if (!parsed.ok()) {
-        for (const auto &error : parsed.errors) {
-            toWire(error, reply->add_errors());
-        }
-        return {};
+        out.errors = std::move(parsed.errors);
+        return out;
     }
     const std::string name = parsed.profile.name;
-    reply->set_name(name);
+    out.name = name;
     if (!m_config.profilesDir.empty()) {
         profiles::ProfileSet files;
         (void)files.loadDirectory(m_config.profilesDir);
         if (const auto *shipped = files.find(name)) {
-            return {Errc::already_exists, "profile '" + name + "' is managed by the file " +
-                                              shipped->source + "; edit that file instead"};
+            return Status{Errc::already_exists, "profile '" + name + "' is managed by the file " +
+                                                    shipped->source + "; edit that file instead"};
         }
     }
     // Parents must exist and not form a cycle with what is there.
@@ -266,35 +248,36 @@ Status ProfileOps::put(const std::string &yaml, const Caller &caller, v1::PutPro
             error.message = error.message + " (at " + error.location.toString() + ")";
             error.location = here;
         }
-        toWire(error, reply->add_errors());
+        out.errors.push_back(std::move(error));
     }
     if (!resolved.ok()) {
-        return {};
+        return out;
     }
     const Audit audit{Clock::now(), m_config.node, caller.principal, "store profile " + name};
-    auto point = m_store.putProfile(audit, name, yaml);
-    return point ? Status{} : point.status();
+    if (auto point = m_store.putProfile(audit, name, yaml); !point) {
+        return point.status();
+    }
+    return out;
 }
 
-Status ProfileOps::run(Mode mode, const v1::ProfileRequest &request, const Caller &caller,
-                       v1::ProfilePlan *reply)
+Result<ProfilePlan> ProfileOps::run(Mode mode, const ProfileRequest &request, const Caller &caller)
 {
-    if (request.name().empty() == request.yaml().empty()) {
-        return {Errc::invalid_argument, "give a profile name or an inline YAML document"};
+    if (request.name.empty() == request.yaml.empty()) {
+        return Status{Errc::invalid_argument, "give a profile name or an inline YAML document"};
     }
-    if (!request.yaml().empty() && mode == Mode::verify) {
-        return {Errc::invalid_argument, "verify works on a stored or shipped profile, by name"};
+    if (!request.yaml.empty() && mode == Mode::verify) {
+        return Status{Errc::invalid_argument,
+                      "verify works on a stored or shipped profile, by name"};
     }
+    ProfilePlan out;
     profiles::Diagnostics loadErrors;
     std::string inlineName;
-    auto set = loadProfiles(m_config, m_store, request.yaml(), &loadErrors, &inlineName);
-    const std::string name = request.yaml().empty() ? request.name() : inlineName;
-    reply->set_profile(name);
-    if (!request.yaml().empty() && name.empty()) {
-        for (const auto &error : loadErrors) {
-            toWire(error, reply->add_errors());
-        }
-        return {};
+    auto set = loadProfiles(m_config, m_store, request.yaml, &loadErrors, &inlineName);
+    const std::string name = request.yaml.empty() ? request.name : inlineName;
+    out.profile = name;
+    if (!request.yaml.empty() && name.empty()) {
+        out.errors = std::move(loadErrors);
+        return out;
     }
     const auto *profile = set.find(name);
     if (profile == nullptr) {
@@ -302,34 +285,32 @@ Status ProfileOps::run(Mode mode, const v1::ProfileRequest &request, const Calle
         for (const auto &other : set.names()) {
             known += (known.empty() ? "" : ", ") + other;
         }
-        return {Errc::not_found, "no profile '" + name + "' on " + m_config.node +
-                                     " (known: " + (known.empty() ? "none" : known) + ")"};
+        return Status{Errc::not_found, "no profile '" + name + "' on " + m_config.node +
+                                           " (known: " + (known.empty() ? "none" : known) + ")"};
     }
     const bool matches = profile->matches(m_config.node, labelsOf(m_config));
-    reply->set_matches_node(matches);
-    if (mode == Mode::apply && !matches && !request.force()) {
-        return {Errc::failed_precondition, "profile '" + name + "' does not match node " +
-                                               m_config.node +
-                                               " (its match: section excludes it); use force to "
-                                               "apply it anyway"};
+    out.matchesNode = matches;
+    if (mode == Mode::apply && !matches && !request.force) {
+        return Status{Errc::failed_precondition,
+                      "profile '" + name + "' does not match node " + m_config.node +
+                          " (its match: section excludes it); use force to "
+                          "apply it anyway"};
     }
     auto resolved = set.resolve(name);
     auto errors = resolved.errors;
     if (resolved.ok()) {
         const auto schema = nodeSchema(m_instances);
         if (schema.empty()) {
-            return {Errc::failed_precondition, "no datapath process is running on " +
-                                                   m_config.node +
-                                                   ": nothing to compare the profile with"};
+            return Status{Errc::failed_precondition, "no datapath process is running on " +
+                                                         m_config.node +
+                                                         ": nothing to compare the profile with"};
         }
         auto invalid = profiles::validateParams(resolved.params, schema);
         errors.insert(errors.end(), invalid.begin(), invalid.end());
     }
     if (!errors.empty()) {
-        for (const auto &error : errors) {
-            toWire(error, reply->add_errors());
-        }
-        return {};
+        out.errors = std::move(errors);
+        return out;
     }
 
     ChangeRequest change;
@@ -346,23 +327,18 @@ Status ProfileOps::run(Mode mode, const v1::ProfileRequest &request, const Calle
     if (!outcome) {
         return outcome.status();
     }
-    std::uint32_t drift = 0;
     for (const auto &entry : outcome->plan) {
-        drift += entry.changed ? 1 : 0;
-        toWire(entry, reply->add_entries());
+        out.drift += entry.changed ? 1 : 0;
     }
-    reply->set_drift(drift);
-    reply->set_applied(mode == Mode::apply && outcome->applied);
-    reply->set_history_id(outcome->historyId);
-    for (const auto &instance : outcome->instances) {
-        toWire(instance, reply->add_results());
-    }
+    out.entries = std::move(outcome->plan);
+    out.applied = mode == Mode::apply && outcome->applied;
+    out.historyId = outcome->historyId;
+    out.results = std::move(outcome->instances);
     for (const auto &error : outcome->errors) {
-        auto *wire = reply->add_errors();
-        wire->set_file(m_config.node);
-        wire->set_message(error);
+        // A node-level problem: "file" is the node, no line.
+        out.errors.push_back({{m_config.node, 0, 0}, error, Errc::failed_precondition});
     }
-    return {};
+    return out;
 }
 
 std::string ProfileOps::lastApplied()

@@ -3,13 +3,59 @@
 // validated against the live schema of the node's datapath processes, diffed, applied
 // (all-or-nothing, through NodeOps) and verified.
 
+#include "ctld/profiles/diagnostic.h"
 #include "daemon/auth.h"
 #include "daemon/node_ops.h"
 #include "lutra/ctl/v1/ctl.pb.h"
 
+#include <optional>
+
 namespace lutra::ctld {
 
 class Store;
+
+struct ProfileSummary {
+    std::string name;
+    std::string description;
+    std::vector<std::string> extends;
+    bool matchesNode = false;
+    std::string source;               // file path or "stored"
+    std::optional<TimePoint> updated; // stored profiles
+};
+
+struct ProfileList {
+    std::vector<ProfileSummary> profiles;
+    profiles::Diagnostics errors; // profiles that failed to load or resolve
+};
+
+struct ProfileDocument {
+    std::string name;
+    std::string yaml;   // exactly as stored or as in the file
+    std::string source; // "stored", or the file's path
+};
+
+struct StoredProfile {
+    std::string name;
+    profiles::Diagnostics errors; // stored only when empty
+};
+
+// A profile by name, or an inline document (diff only).
+struct ProfileRequest {
+    std::string name;
+    std::string yaml;
+    bool force = false; // apply even when the profile's `match` excludes this node
+};
+
+struct ProfilePlan {
+    std::string profile;
+    bool matchesNode = false;
+    profiles::Diagnostics errors; // validation errors (nothing changed), or node-level problems
+    std::vector<PlanEntry> entries;
+    bool applied = false;        // apply: all changes applied
+    std::uint64_t historyId = 0; // apply: the history point
+    std::vector<InstanceSetResult> results;
+    std::uint32_t drift = 0; // changed entries
+};
 
 class ProfileOps {
 public:
@@ -17,18 +63,16 @@ public:
 
     ProfileOps(const Config &config, NodeOps &node, Instances &instances, Store &store);
 
-    Status list(ctl::v1::ListProfilesReply *reply);
+    Result<ProfileList> list();
     // The document as written: a stored one (source "stored") before a shipped file of the same
     // name, as everywhere else. NOT_FOUND names the known profiles.
-    Status get(const std::string &name, ctl::v1::GetProfileReply *reply);
-    Status put(const std::string &yaml, const Caller &caller, ctl::v1::PutProfileReply *reply);
-    // Deletes a stored profile (a history point); shipped files are not touched.
-    Status remove(const std::string &name, const Caller &caller,
-                  ctl::v1::DeleteProfileReply *reply);
-    // Validation problems are returned in reply->errors (with file:line:column), not as a
+    Result<ProfileDocument> get(const std::string &name);
+    Result<StoredProfile> put(const std::string &yaml, const Caller &caller);
+    // Deletes a stored profile (a history point, returned); shipped files are not touched.
+    Result<std::uint64_t> remove(const std::string &name, const Caller &caller);
+    // Validation problems are returned in the plan's errors (with file:line:column), not as a
     // failed call: a client shows them all. Nothing changes when there are any.
-    Status run(Mode mode, const ctl::v1::ProfileRequest &request, const Caller &caller,
-               ctl::v1::ProfilePlan *reply);
+    Result<ProfilePlan> run(Mode mode, const ProfileRequest &request, const Caller &caller);
     std::string lastApplied();
 
 private:
