@@ -237,7 +237,9 @@ private:
     Engine &m_engine;
     std::size_t m_index;
     int m_epoll = -1;
-    int m_wake = -1;
+    int m_wake = -1;         // commands (post), level-triggered and read
+    int m_writeWake = -1;    // the write list (queueWrite), edge-triggered and never read
+    char m_writeWakeTag = 0; // its epoll data.ptr, an address no Pollable has
     std::thread m_thread;
     std::atomic<bool> m_stop{false};
     std::vector<std::byte> m_scratch;

@@ -406,19 +406,28 @@ IoThread::~IoThread()
     if (m_wake >= 0) {
         ::close(m_wake);
     }
+    if (m_writeWake >= 0) {
+        ::close(m_writeWake);
+    }
 }
 
 Status IoThread::start()
 {
     m_epoll = epoll_create1(EPOLL_CLOEXEC);
     m_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (m_epoll < 0 || m_wake < 0) {
+    m_writeWake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (m_epoll < 0 || m_wake < 0 || m_writeWake < 0) {
         return {Errc::io_error, "tcp transport: epoll/eventfd: " + errnoText(errno)};
     }
     epoll_event event{};
     event.events = EPOLLIN;
     event.data.ptr = nullptr; // the wake-up fd
     epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_wake, &event);
+    // Edge-triggered: every write is an event, so the thread never reads it (one syscall per
+    // wake-up, the writer's). The counter would need 2^64 - 1 wake-ups to fill.
+    event.events = EPOLLIN | EPOLLET;
+    event.data.ptr = &m_writeWakeTag;
+    epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_writeWake, &event);
     m_thread = std::thread([this] { run(); });
     return {};
 }
@@ -522,7 +531,7 @@ void IoThread::queueWrite(std::shared_ptr<TcpConnection> connection) noexcept
     }
     if (wake) {
         const std::uint64_t one = 1;
-        [[maybe_unused]] auto n = ::write(m_wake, &one, sizeof(one));
+        [[maybe_unused]] auto n = ::write(m_writeWake, &one, sizeof(one));
     }
 }
 
@@ -583,6 +592,9 @@ void IoThread::run() noexcept
         const int n =
             epoll_wait(m_epoll, events.data(), kEpollBatch, writesLeft ? 0 : kEpollTimeoutMs);
         for (int i = 0; i < n; ++i) {
+            if (events[i].data.ptr == &m_writeWakeTag) {
+                continue; // flushWrites below does the work
+            }
             if (events[i].data.ptr == nullptr) {
                 std::uint64_t count = 0;
                 [[maybe_unused]] auto r = ::read(m_wake, &count, sizeof(count));
