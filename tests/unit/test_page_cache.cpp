@@ -230,6 +230,24 @@ private slots:
         QCOMPARE(reading(cache, PageCache::promoted).samples, std::uint64_t{2});
     }
 
+    // A fresh cache hands out pages in address order: an object filled in order lies in
+    // ascending memory, so a bulk RPC's pages merge into one segment and a copy-out streams
+    // forward (the free list used to give them last page first).
+    void pagesFilledInOrderAreAdjacent()
+    {
+        PageCache cache(smallCache(64));
+        std::vector<const std::byte *> addresses;
+        for (PageIndex i = 0; i < 16; ++i) {
+            Result<PageRef> ref = cache.grab(kB, i, 0);
+            QVERIFY(ref.ok());
+            addresses.push_back(ref->data().data());
+            ref->markUptodate();
+        }
+        for (std::size_t i = 1; i < addresses.size(); ++i) {
+            QCOMPARE(addresses[i], addresses[i - 1] + kPageSize);
+        }
+    }
+
     // A stream bigger than the cache, each page read once, does not flush a re-referenced set.
     void scanResistance()
     {

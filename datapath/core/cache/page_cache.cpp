@@ -543,8 +543,11 @@ Result<Page *> PageCache::allocPage()
             if (!chunk.ok()) {
                 return chunk.status();
             }
-            for (Page &page : *chunk) {
-                pushFree(&page);
+            // Pushed last page first, so they are taken in address order: a file filled in
+            // order lies in ascending memory (the copy-out streams forward; adjacent pages merge
+            // into one bulk segment).
+            for (auto page = chunk->rbegin(); page != chunk->rend(); ++page) {
+                pushFree(&*page);
             }
             continue;
         }
