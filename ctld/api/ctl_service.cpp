@@ -340,7 +340,9 @@ grpc::ServerUnaryReactor *CtlService::Rollback(grpc::CallbackServerContext *cont
                      if (auto checked = checkWire(*request); !checked) {
                          return checked;
                      }
-                     return m_parts.history->rollback(*request, caller, reply);
+                     return answer(m_parts.history->rollback(request->history_id(),
+                                                             request->dry_run(), caller),
+                                   reply);
                  });
 }
 
@@ -388,7 +390,7 @@ grpc::ServerUnaryReactor *CtlService::ListHistory(grpc::CallbackServerContext *c
                      if (auto checked = checkWire(*request); !checked) {
                          return checked;
                      }
-                     return m_parts.history->history(*request, reply);
+                     return answer(m_parts.history->history(fromWire(*request)), reply);
                  });
 }
 
@@ -401,7 +403,7 @@ grpc::ServerUnaryReactor *CtlService::GetCounterHistory(grpc::CallbackServerCont
                      if (auto checked = checkWire(*request); !checked) {
                          return checked;
                      }
-                     return m_parts.history->counterHistory(*request, reply);
+                     return answer(m_parts.history->counterHistory(fromWire(*request)), reply);
                  });
 }
 

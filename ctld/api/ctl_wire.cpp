@@ -2,6 +2,15 @@
 
 #include "control/params_wire.h"
 
+namespace {
+
+std::int64_t toNs(lutra::ctld::TimePoint time)
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
+}
+
+} // namespace
+
 namespace lutra::ctld {
 
 void toWire(const InstanceSpecs &specs, ctl::v1::InstanceSpecs *out)
@@ -145,6 +154,76 @@ void toWire(const ProfilePlan &plan, ctl::v1::ProfilePlan *out)
 ProfileRequest fromWire(const ctl::v1::ProfileRequest &request)
 {
     return {request.name(), request.yaml(), request.force()};
+}
+
+void toWire(const HistoryList &list, ctl::v1::ListHistoryReply *out)
+{
+    for (const auto &entry : list.points) {
+        const HistoryPoint &point = entry.point;
+        auto *wire = out->add_points();
+        wire->set_id(static_cast<std::uint64_t>(point.id));
+        wire->set_time_ns(toNs(point.time));
+        wire->set_principal(point.principal);
+        wire->set_action(std::string(actionName(point.action)));
+        wire->set_description(point.description);
+        wire->set_profile(point.profile);
+        wire->set_outcome(std::string(outcomeName(point.outcome)));
+        for (const auto &change : entry.changes) {
+            auto *c = wire->add_changes();
+            c->set_instance(change.instance);
+            c->set_name(change.param);
+            c->set_old_value(change.oldValue);
+            c->set_requested(change.requested);
+            c->set_read_back(change.readBack);
+            c->set_ok(change.outcome == ChangeOutcome::ok);
+            if (change.outcome != ChangeOutcome::ok) {
+                c->set_error(change.error.empty() ? std::string(changeOutcomeName(change.outcome))
+                                                  : change.error);
+            }
+        }
+    }
+    out->set_next_before_id(list.nextBeforeId);
+}
+
+HistoryRequest fromWire(const ctl::v1::ListHistoryRequest &request)
+{
+    return {request.limit(), request.before_id(), request.principal(), request.action(),
+            request.param(), request.instance(),  request.since_ns(),  request.until_ns()};
+}
+
+void toWire(const RollbackResult &result, ctl::v1::RollbackReply *out)
+{
+    out->set_applied(result.applied);
+    out->set_history_id(result.historyId);
+    for (const auto &entry : result.entries) {
+        toWire(entry, out->add_entries());
+    }
+    for (const auto &instance : result.results) {
+        toWire(instance, out->add_results());
+    }
+    for (const auto &error : result.errors) {
+        control::toWire(error, out->add_errors());
+    }
+}
+
+void toWire(const std::vector<CounterSeries> &series, ctl::v1::GetCounterHistoryReply *out)
+{
+    for (const auto &one : series) {
+        auto *wire = out->add_series();
+        wire->set_instance(one.instance);
+        wire->set_counter(one.counter);
+        for (const auto &point : one.points) {
+            wire->add_time_ns(toNs(point.lastTime));
+            wire->add_value(point.last);
+            wire->add_min(point.min);
+            wire->add_max(point.max);
+        }
+    }
+}
+
+CounterHistoryRequest fromWire(const ctl::v1::GetCounterHistoryRequest &request)
+{
+    return {request.instance(), request.counter(), request.since_ns(), request.until_ns()};
 }
 
 } // namespace lutra::ctld

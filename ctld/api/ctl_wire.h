@@ -22,5 +22,10 @@ void toWire(const ProfileDocument &document, ctl::v1::GetProfileReply *out);
 void toWire(const StoredProfile &stored, ctl::v1::PutProfileReply *out);
 void toWire(const ProfilePlan &plan, ctl::v1::ProfilePlan *out);
 ProfileRequest fromWire(const ctl::v1::ProfileRequest &request);
+void toWire(const HistoryList &list, ctl::v1::ListHistoryReply *out);
+HistoryRequest fromWire(const ctl::v1::ListHistoryRequest &request);
+void toWire(const RollbackResult &result, ctl::v1::RollbackReply *out);
+void toWire(const std::vector<CounterSeries> &series, ctl::v1::GetCounterHistoryReply *out);
+CounterHistoryRequest fromWire(const ctl::v1::GetCounterHistoryRequest &request);
 
 } // namespace lutra::ctld

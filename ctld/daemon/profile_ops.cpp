@@ -1,6 +1,5 @@
 #include "daemon/profile_ops.h"
 
-#include "api/ctl_wire.h"
 #include "ctld/profiles/parser.h"
 #include "ctld/profiles/profile_set.h"
 #include "ctld/profiles/schema_check.h"
@@ -14,13 +13,6 @@
 namespace lutra::ctld {
 
 namespace {
-
-namespace v1 = ctl::v1;
-
-std::int64_t toNs(TimePoint time)
-{
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
-}
 
 TimePoint fromNs(std::int64_t ns)
 {
@@ -357,80 +349,62 @@ std::string ProfileOps::lastApplied()
 
 HistoryOps::HistoryOps(NodeOps &node, Store &store) : m_node(node), m_store(store) {}
 
-Status HistoryOps::history(const v1::ListHistoryRequest &request, v1::ListHistoryReply *reply)
+Result<HistoryList> HistoryOps::history(const HistoryRequest &request)
 {
     HistoryQuery query;
-    query.limit = request.limit() == 0 ? 50 : request.limit();
+    query.limit = request.limit == 0 ? 50 : request.limit;
     if (query.limit > HistoryQuery::kMaxLimit) {
-        return {Errc::out_of_range, "history limit " + std::to_string(request.limit()) +
-                                        " is above " + std::to_string(HistoryQuery::kMaxLimit)};
+        return Status{Errc::out_of_range, "history limit " + std::to_string(request.limit) +
+                                              " is above " +
+                                              std::to_string(HistoryQuery::kMaxLimit)};
     }
-    if (request.before_id() != 0) {
-        query.beforeId = static_cast<PointId>(request.before_id());
+    if (request.beforeId != 0) {
+        query.beforeId = static_cast<PointId>(request.beforeId);
     }
-    if (request.since_ns() != 0) {
-        query.since = fromNs(request.since_ns());
+    if (request.sinceNs != 0) {
+        query.since = fromNs(request.sinceNs);
     }
-    if (request.until_ns() != 0) {
-        query.until = fromNs(request.until_ns());
+    if (request.untilNs != 0) {
+        query.until = fromNs(request.untilNs);
     }
-    query.principal = request.principal();
-    if (!request.action().empty()) {
-        auto action = parseAction(request.action());
+    query.principal = request.principal;
+    if (!request.action.empty()) {
+        auto action = parseAction(request.action);
         if (!action) {
             return action.status();
         }
         query.action = *action;
     }
-    query.instanceGlob = request.instance();
-    query.paramGlob = request.param();
+    query.instanceGlob = request.instance;
+    query.paramGlob = request.param;
     auto page = m_store.history(query);
     if (!page) {
         return page.status();
     }
-    for (const auto &point : page->points) {
-        auto *wire = reply->add_points();
-        wire->set_id(static_cast<std::uint64_t>(point.id));
-        wire->set_time_ns(toNs(point.time));
-        wire->set_principal(point.principal);
-        wire->set_action(std::string(actionName(point.action)));
-        wire->set_description(point.description);
-        wire->set_profile(point.profile);
-        wire->set_outcome(std::string(outcomeName(point.outcome)));
-        if (point.changeCount == 0) {
+    HistoryList out;
+    for (auto &point : page->points) {
+        auto &entry = out.points.emplace_back();
+        entry.point = std::move(point);
+        if (entry.point.changeCount == 0) {
             continue;
         }
-        auto detail = m_store.point(point.id);
+        auto detail = m_store.point(entry.point.id);
         if (!detail) {
             return detail.status();
         }
-        for (const auto &change : detail->changes) {
-            auto *c = wire->add_changes();
-            c->set_instance(change.instance);
-            c->set_name(change.param);
-            c->set_old_value(change.oldValue);
-            c->set_requested(change.requested);
-            c->set_read_back(change.readBack);
-            c->set_ok(change.outcome == ChangeOutcome::ok);
-            c->set_error(change.error.empty() ? std::string(changeOutcomeName(change.outcome))
-                                              : change.error);
-            if (change.outcome == ChangeOutcome::ok) {
-                c->clear_error();
-            }
-        }
+        entry.changes = std::move(detail->changes);
     }
-    reply->set_next_before_id(page->nextBeforeId ? static_cast<std::uint64_t>(*page->nextBeforeId)
-                                                 : 0);
-    return {};
+    out.nextBeforeId = page->nextBeforeId ? static_cast<std::uint64_t>(*page->nextBeforeId) : 0;
+    return out;
 }
 
-Status HistoryOps::rollback(const v1::RollbackRequest &request, const Caller &caller,
-                            v1::RollbackReply *reply)
+Result<RollbackResult> HistoryOps::rollback(std::uint64_t historyId, bool dryRun,
+                                            const Caller &caller)
 {
-    if (request.history_id() == 0) {
-        return {Errc::invalid_argument, "give the history point to roll back to (its id)"};
+    if (historyId == 0) {
+        return Status{Errc::invalid_argument, "give the history point to roll back to (its id)"};
     }
-    const auto target = static_cast<PointId>(request.history_id());
+    const auto target = static_cast<PointId>(historyId);
     if (auto point = m_store.point(target); !point) {
         return point.status();
     }
@@ -439,14 +413,15 @@ Status HistoryOps::rollback(const v1::RollbackRequest &request, const Caller &ca
         return values.status();
     }
     if (values->empty()) {
-        return {Errc::failed_precondition, "nothing changed after history point " +
-                                               std::to_string(target) + ": nothing to roll back"};
+        return Status{Errc::failed_precondition, "nothing changed after history point " +
+                                                     std::to_string(target) +
+                                                     ": nothing to roll back"};
     }
     ChangeRequest change;
     change.principal = caller.principal;
     change.action = Action::rollback;
     change.description = "roll back to point " + std::to_string(target);
-    change.dryRun = request.dry_run();
+    change.dryRun = dryRun;
     change.allowUnmatched = true; // values of processes that are gone went with them
     for (const auto &value : *values) {
         change.targets.push_back(
@@ -458,59 +433,38 @@ Status HistoryOps::rollback(const v1::RollbackRequest &request, const Caller &ca
     if (!outcome) {
         return outcome.status();
     }
-    reply->set_applied(!request.dry_run() && outcome->applied);
-    reply->set_history_id(outcome->historyId);
+    RollbackResult out;
+    out.applied = !dryRun && outcome->applied;
+    out.historyId = outcome->historyId;
     std::set<std::pair<std::string, std::string>> planned;
     for (const auto &entry : outcome->plan) {
         planned.insert({entry.instance, entry.name});
-        toWire(entry, reply->add_entries());
     }
+    out.entries = std::move(outcome->plan);
     for (const auto &value : *values) {
         if (planned.count({value.instance, value.param}) == 0) {
-            auto *error = reply->add_errors();
-            error->set_code(params::v1::ERROR_CODE_NOT_FOUND);
-            error->set_message(value.instance + " " + value.param +
-                               ": not running now; nothing to restore there");
+            out.errors.emplace_back(Errc::not_found,
+                                    value.instance + " " + value.param +
+                                        ": not running now; nothing to restore there");
         }
     }
-    for (const auto &instance : outcome->instances) {
-        toWire(instance, reply->add_results());
-    }
+    out.results = std::move(outcome->instances);
     for (const auto &message : outcome->errors) {
-        auto *error = reply->add_errors();
-        error->set_code(params::v1::ERROR_CODE_FAILED_PRECONDITION);
-        error->set_message(message);
+        out.errors.emplace_back(Errc::failed_precondition, message);
     }
-    return {};
+    return out;
 }
 
-Status HistoryOps::counterHistory(const v1::GetCounterHistoryRequest &request,
-                                  v1::GetCounterHistoryReply *reply)
+Result<std::vector<CounterSeries>> HistoryOps::counterHistory(const CounterHistoryRequest &request)
 {
     CounterQuery query;
-    query.instanceGlob = request.instance();
-    query.counterGlob = request.counter();
+    query.instanceGlob = request.instance;
+    query.counterGlob = request.counter;
     const auto now = Clock::now();
-    query.since =
-        request.since_ns() != 0 ? fromNs(request.since_ns()) : now - std::chrono::hours(24);
-    query.until = request.until_ns() != 0 ? fromNs(request.until_ns()) : TimePoint::max();
+    query.since = request.sinceNs != 0 ? fromNs(request.sinceNs) : now - std::chrono::hours(24);
+    query.until = request.untilNs != 0 ? fromNs(request.untilNs) : TimePoint::max();
     query.maxPoints = 200'000;
-    auto series = m_store.counterHistory(query);
-    if (!series) {
-        return series.status();
-    }
-    for (const auto &one : *series) {
-        auto *wire = reply->add_series();
-        wire->set_instance(one.instance);
-        wire->set_counter(one.counter);
-        for (const auto &point : one.points) {
-            wire->add_time_ns(toNs(point.lastTime));
-            wire->add_value(point.last);
-            wire->add_min(point.min);
-            wire->add_max(point.max);
-        }
-    }
-    return {};
+    return m_store.counterHistory(query);
 }
 
 } // namespace lutra::ctld

@@ -6,7 +6,6 @@
 #include "ctld/profiles/diagnostic.h"
 #include "daemon/auth.h"
 #include "daemon/node_ops.h"
-#include "lutra/ctl/v1/ctl.pb.h"
 
 #include <optional>
 
@@ -82,16 +81,51 @@ private:
     Store &m_store;
 };
 
+// A page of the audit trail as asked for (ListHistory's fields, checked by HistoryOps).
+struct HistoryRequest {
+    std::uint32_t limit = 0; // 0: 50
+    std::uint64_t beforeId = 0;
+    std::string principal;
+    std::string action; // "set", "apply", ...; empty: any
+    std::string param;
+    std::string instance;
+    std::int64_t sinceNs = 0;
+    std::int64_t untilNs = 0;
+};
+
+struct HistoryEntry {
+    HistoryPoint point;
+    std::vector<Change> changes;
+};
+
+struct HistoryList {
+    std::vector<HistoryEntry> points; // newest first
+    std::uint64_t nextBeforeId = 0;   // 0 when there is nothing older
+};
+
+struct RollbackResult {
+    bool applied = false;
+    std::uint64_t historyId = 0; // the point recording the rollback
+    std::vector<PlanEntry> entries;
+    std::vector<InstanceSetResult> results;
+    std::vector<Status> errors; // values with no process to restore them, node-level problems
+};
+
+struct CounterHistoryRequest {
+    std::string instance;     // glob; empty: all
+    std::string counter;      // glob on "<block>.<counter>"; empty: all
+    std::int64_t sinceNs = 0; // 0: 24 h ago
+    std::int64_t untilNs = 0; // 0: now
+};
+
 // History: the audit trail, rollback to a point, and counter history.
 class HistoryOps {
 public:
     HistoryOps(NodeOps &node, Store &store);
 
-    Status history(const ctl::v1::ListHistoryRequest &request, ctl::v1::ListHistoryReply *reply);
-    Status rollback(const ctl::v1::RollbackRequest &request, const Caller &caller,
-                    ctl::v1::RollbackReply *reply);
-    Status counterHistory(const ctl::v1::GetCounterHistoryRequest &request,
-                          ctl::v1::GetCounterHistoryReply *reply);
+    Result<HistoryList> history(const HistoryRequest &request);
+    Result<RollbackResult> rollback(std::uint64_t historyId, bool dryRun, const Caller &caller);
+    Result<std::vector<CounterSeries>> counterHistory(const CounterHistoryRequest &request);
 
 private:
     NodeOps &m_node;
