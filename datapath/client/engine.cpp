@@ -175,7 +175,7 @@ std::shared_ptr<ObjectState> TargetContext::object(std::uint64_t objectId)
 }
 
 std::shared_ptr<ObjectState> TargetContext::opened(std::uint64_t objectId, std::uint64_t handle,
-                                                   std::uint64_t size)
+                                                   std::uint64_t size, bool writable)
 {
     std::lock_guard lock(m_mutex);
     auto &entry = m_objects[objectId];
@@ -187,8 +187,16 @@ std::shared_ptr<ObjectState> TargetContext::opened(std::uint64_t objectId, std::
         std::uint64_t known = entry->size.load();
         while (size > known && !entry->size.compare_exchange_weak(known, size)) {
         }
+        // A read-only open came first: write-back through its handle would be refused.
+        const bool currentWritable =
+            std::ranges::any_of(entry->handles, [&entry](const ObjectState::OpenHandle &open) {
+                return open.handle == entry->handle.load() && open.writable;
+            });
+        if (writable && !currentWritable) {
+            entry->handle = handle;
+        }
     }
-    entry->handles.push_back(handle);
+    entry->handles.push_back({handle, writable});
     return entry;
 }
 
@@ -206,11 +214,16 @@ void TargetContext::closed(std::uint64_t objectId, std::uint64_t handle)
         return;
     }
     ObjectState &object = *it->second;
-    std::erase(object.handles, handle);
+    std::erase_if(object.handles,
+                  [handle](const ObjectState::OpenHandle &open) { return open.handle == handle; });
     if (object.handles.empty()) {
         m_objects.erase(it);
     } else if (object.handle.load() == handle) {
-        object.handle = object.handles.back(); // RPCs go on through a handle still open
+        // RPCs go on through a handle still open, a writable one if there is one.
+        const auto writable =
+            std::ranges::find_if(object.handles, &ObjectState::OpenHandle::writable);
+        object.handle =
+            (writable != object.handles.end() ? *writable : object.handles.back()).handle;
     }
 }
 

@@ -31,10 +31,15 @@ namespace lutra::client {
 
 // A stripe object this client has open.
 struct ObjectState {
-    // An open handle on its target that RPCs use: any of the open files' handles (a file that
-    // closes hands over to another one's).
+    // An open handle on its target that RPCs use: one of the open files' handles, a writable one
+    // whenever one is open (write-back goes through it; a file that closes hands over to
+    // another one's).
     std::atomic<std::uint64_t> handle{0};
-    std::vector<std::uint64_t> handles; // every open's handle (guarded by the target's mutex)
+    struct OpenHandle {
+        std::uint64_t handle = 0;
+        bool writable = false;
+    };
+    std::vector<OpenHandle> handles;    // every open's handle (guarded by the target's mutex)
     std::atomic<std::uint64_t> size{0}; // bytes, as far as this client knows
     std::mutex writeback;               // one write-back of this object at a time
     // Jobs that dirtied pages since the last write-back began, one bit per tag % 64 (a shared
@@ -62,9 +67,10 @@ public:
     std::shared_ptr<ObjectState> object(std::uint64_t objectId);
     // Every object open on this target, with its id.
     std::vector<std::pair<std::uint64_t, std::shared_ptr<ObjectState>>> openObjects();
-    // Registers an open of `objectId` through `handle`; returns the shared state.
+    // Registers an open of `objectId` through `handle` (writable: the target lets it write);
+    // returns the shared state.
     std::shared_ptr<ObjectState> opened(std::uint64_t objectId, std::uint64_t handle,
-                                        std::uint64_t size);
+                                        std::uint64_t size, bool writable);
     // Forgets one open's handle; call before closing that handle on the target.
     void closed(std::uint64_t objectId, std::uint64_t handle);
 

@@ -133,7 +133,20 @@ struct File::Impl {
     std::vector<std::uint64_t> handles;   // per target
     std::vector<std::uint64_t> objectIds; // per target
     FileData data;
+    bool writable = false; // opened with kOpenWrite
     bool closed = false;
+
+    // A read-only file must refuse a change before it reaches the page cache: write-back would
+    // fail on the target's read-only handle long after the write was acknowledged.
+    Status checkWritable(std::string_view operation) const
+    {
+        if (writable) {
+            return {};
+        }
+        return Status(Errc::permission_denied, std::string(operation) + " " + path +
+                                                   ": the file was opened read-only "
+                                                   "(open it with kOpenWrite to change it)");
+    }
 
     // The file size as this client knows it: the largest implied by any stripe object.
     std::uint64_t knownSize() const { return knownFileSize(data, mount->layout); }
@@ -390,6 +403,7 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
     auto file = std::make_unique<File::Impl>(impl.engine->readahead);
     file->mount = &impl;
     file->path = std::string(path);
+    file->writable = (flags & kOpenWrite) != 0;
     const auto closeOpened = [&] {
         for (std::size_t t = 0; t < file->handles.size(); ++t) {
             impl.engine->targets[t]->closed(file->objectIds[t], file->handles[t]);
@@ -415,7 +429,7 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
             handle = reply->handle;
             file->objectIds.push_back(reply->attr.objectId);
             file->data.objects.push_back(impl.engine->targets[t]->opened(
-                reply->attr.objectId, reply->handle, reply->attr.size));
+                reply->attr.objectId, reply->handle, reply->attr.size, true));
         } else {
             protocol::OpenRequest open;
             open.path = path;
@@ -435,7 +449,7 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
             handle = reply->handle;
             file->objectIds.push_back(reply->attr.objectId);
             file->data.objects.push_back(impl.engine->targets[t]->opened(
-                reply->attr.objectId, reply->handle, reply->attr.size));
+                reply->attr.objectId, reply->handle, reply->attr.size, file->writable));
         }
         file->handles.push_back(handle);
         file->data.keys.push_back({static_cast<std::uint32_t>(t), file->objectIds.back()});
@@ -506,6 +520,9 @@ Result<FileAttr> File::stat()
 
 Status File::truncate(std::uint64_t size)
 {
+    if (auto status = m_impl->checkWritable("truncate"); !status) {
+        return status;
+    }
     Mount::Impl &mount = *m_impl->mount;
     // Write back first, so nothing dirty lands past the new end afterwards.
     if (auto status = fsync(); !status) {
@@ -559,6 +576,9 @@ Result<std::size_t> File::pread(std::span<std::byte> out, std::uint64_t offset)
 Result<std::size_t> File::pwrite(std::span<const std::byte> in, std::uint64_t offset)
 {
     Impl &file = *m_impl;
+    if (auto status = file.checkWritable("write"); !status) {
+        return status;
+    }
     Mount::Impl &mount = *file.mount;
     std::uint64_t done = 0;
     while (done < in.size()) {

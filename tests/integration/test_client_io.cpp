@@ -423,6 +423,85 @@ private slots:
         QVERIFY(back == data);
     }
 
+    // A write to a file opened read-only must fail at once, naming the file: accepted into the
+    // page cache it would only fail at write-back, and the acknowledged data would be lost.
+    void writesToAReadOnlyFileFailAndChangeNothing()
+    {
+        const auto original = pattern(200000, 10);
+        {
+            auto writer = mount();
+            QVERIFY(writer);
+            auto file = writer->open("ro", kOpenWrite | kOpenCreate);
+            QVERIFY(file.ok());
+            QVERIFY((*file)->pwrite(original, 0).ok());
+            QVERIFY((*file)->close().ok());
+        }
+        params::Registry registry;
+        auto client = mount(&registry);
+        QVERIFY(client);
+        auto file = client->open("ro", kOpenRead);
+        QVERIFY(file.ok());
+        const auto other = pattern(5000, 11);
+        const auto checkRefused = [](const Status &status, const char *operation) {
+            QCOMPARE(status.code(), Errc::permission_denied);
+            QVERIFY2(status.message().find(std::string(operation) + " ro") != std::string::npos,
+                     status.message().c_str());
+            QVERIFY2(status.message().find("read-only") != std::string::npos,
+                     status.message().c_str());
+        };
+        auto wrote = (*file)->pwrite(other, 1000);
+        QVERIFY(!wrote.ok());
+        checkRefused(wrote.status(), "write");
+        auto appended = (*file)->write(other);
+        QVERIFY(!appended.ok());
+        checkRefused(appended.status(), "write");
+        checkRefused((*file)->truncate(10), "truncate");
+        QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("0"));
+        // The file position did not move: a read at it starts at the beginning.
+        std::vector<std::byte> head(100);
+        QCOMPARE(*(*file)->read(head), head.size());
+        QVERIFY(std::equal(head.begin(), head.end(), original.begin()));
+        QVERIFY((*file)->close().ok());
+
+        auto fresh = mount();
+        auto again = fresh->open("ro", kOpenRead);
+        QVERIFY(again.ok());
+        QCOMPARE((*again)->stat()->size, std::uint64_t(original.size()));
+        std::vector<std::byte> back(original.size());
+        QCOMPARE(*(*again)->pread(back, 0), original.size());
+        QVERIFY(back == original);
+    }
+
+    // The engine writes a shared object back through one of its opens' handles: when a
+    // read-only open came first, a writer's data must not go through that read-only handle.
+    void aWriterAfterAReadOnlyOpenerWritesBack()
+    {
+        auto client = mount();
+        QVERIFY(client);
+        {
+            auto create = client->open("mixed", kOpenWrite | kOpenCreate);
+            QVERIFY(create.ok());
+            QVERIFY((*create)->close().ok());
+        }
+        auto reader = client->open("mixed", kOpenRead);
+        auto writer = client->open("mixed", kOpenRead | kOpenWrite);
+        QVERIFY(reader.ok() && writer.ok());
+        const auto data = pattern(300000, 12);
+        QVERIFY((*writer)->pwrite(data, 0).ok());
+        auto synced = (*writer)->fsync();
+        QVERIFY2(synced.ok(), synced.toString().c_str());
+        QVERIFY((*writer)->close().ok());
+        // The writer gone, the reader's read-only handle is all that is left: nothing dirty.
+        QVERIFY((*reader)->close().ok());
+
+        auto fresh = mount();
+        auto again = fresh->open("mixed", kOpenRead);
+        QVERIFY(again.ok());
+        std::vector<std::byte> back(data.size());
+        QCOMPARE(*(*again)->pread(back, 0), data.size());
+        QVERIFY(back == data);
+    }
+
     // The next window is read ahead behind the reader's back: with the target stopped, a read
     // of cached data that starts the window returns at once (it would wait for the window's RPC
     // otherwise); a read that reaches a page still in flight waits for that page, which then
