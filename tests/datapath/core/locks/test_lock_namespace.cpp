@@ -178,7 +178,7 @@ LockRef take(LockNamespace &ns, std::uint64_t object, LockMode mode, engine::Job
 
 } // namespace
 
-class TestClientLocks : public QObject {
+class TestLockNamespace : public QObject {
     Q_OBJECT
 
 private:
@@ -733,5 +733,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestClientLocks)
-#include "test_client_locks.moc"
+QTEST_GUILESS_MAIN(TestLockNamespace)
+#include "test_lock_namespace.moc"
