@@ -77,14 +77,7 @@ void toWire(const JobStat &stat, ctl::v1::JobStat *out)
     out->set_job_id(stat.jobId);
     out->set_snapshot_time_s(stat.snapshotTimeS);
     for (const auto &counter : stat.counters) {
-        auto *wire = out->add_counters();
-        wire->set_name(counter.name);
-        wire->set_unit(counter.unit);
-        wire->set_samples(counter.samples);
-        wire->set_with_min_max_sum(counter.withMinMaxSum);
-        wire->set_min(counter.min);
-        wire->set_max(counter.max);
-        wire->set_sum(counter.sum);
+        control::toWire(counter, out->add_counters());
     }
 }
 

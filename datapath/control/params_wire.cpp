@@ -157,6 +157,17 @@ void toWire(const params::BatchResult &result, params::v1::BatchResult *out)
     }
 }
 
+void toWire(const params::CounterReading &counter, params::v1::Counter *out)
+{
+    out->set_name(counter.name);
+    out->set_unit(counter.unit);
+    out->set_samples(counter.samples);
+    out->set_with_min_max_sum(counter.withMinMaxSum);
+    out->set_min(counter.min);
+    out->set_max(counter.max);
+    out->set_sum(counter.sum);
+}
+
 void toWire(const std::string &name, const params::CounterSnapshot &snapshot,
             params::v1::CounterBlock *out)
 {
@@ -164,14 +175,7 @@ void toWire(const std::string &name, const params::CounterSnapshot &snapshot,
     out->set_snapshot_time_ns(nanosSinceEpoch(snapshot.snapshotTime));
     out->set_start_time_ns(nanosSinceEpoch(snapshot.startTime));
     for (const auto &counter : snapshot.counters) {
-        auto *wire = out->add_counters();
-        wire->set_name(counter.name);
-        wire->set_unit(counter.unit);
-        wire->set_samples(counter.samples);
-        wire->set_with_min_max_sum(counter.withMinMaxSum);
-        wire->set_min(counter.min);
-        wire->set_max(counter.max);
-        wire->set_sum(counter.sum);
+        toWire(counter, out->add_counters());
     }
 }
 

@@ -17,6 +17,7 @@ void toWire(const params::Spec &spec, params::v1::ParamSpec *out);
 // The inverse, for processes that validate values before sending them (ctld, lutractl).
 Result<params::Spec> fromWire(const params::v1::ParamSpec &wire);
 void toWire(const params::BatchResult &result, params::v1::BatchResult *out);
+void toWire(const params::CounterReading &counter, params::v1::Counter *out);
 void toWire(const std::string &name, const params::CounterSnapshot &snapshot,
             params::v1::CounterBlock *out);
 
