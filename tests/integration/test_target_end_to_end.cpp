@@ -11,6 +11,7 @@
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -144,6 +145,81 @@ class TestTargetEndToEnd : public QObject {
             return "?";
         }
         return values.values(0).value();
+    }
+
+    // Forks a client process reading 4 MiB bulks in 8 threads without end, lets its reads get
+    // going, then stops it (SIGSTOP: the target's sends fill its socket); its pid.
+    pid_t stalledBulkReader()
+    {
+        {
+            auto writer = connect("writer");
+            const std::uint64_t handle = writer ? create(*writer, "big") : 0;
+            if (handle == 0) {
+                return -1;
+            }
+            const auto chunk = pattern(writer->negotiated().maxBulkBytes, 3);
+            for (std::uint64_t i = 0; i < 4; ++i) {
+                if (!write(*writer, handle, i * chunk.size(), chunk).ok()) {
+                    return -1;
+                }
+            }
+        }
+        int ready[2];
+        if (::pipe(ready) != 0) {
+            return -1;
+        }
+        const std::string uri = m_target->uri();
+        const pid_t child = ::fork();
+        if (child < 0) {
+            return -1;
+        }
+        if (child == 0) {
+            // The vanishing client: its own transport and session, readers that never stop.
+            ::close(ready[0]);
+            transport::PluginLoader loader;
+            auto created = loader.create("tcp", {});
+            if (!created) {
+                ::_exit(2);
+            }
+            RpcSession::Options options;
+            options.clientId = "vanishing";
+            auto session = RpcSession::connect(**created, uri, options);
+            if (!session) {
+                ::_exit(3);
+            }
+            protocol::OpenRequest open;
+            open.path = "big";
+            auto opened = (*session)->call(open, "e2e", soon());
+            if (!opened) {
+                ::_exit(4);
+            }
+            const std::size_t bulk = (*session)->negotiated().maxBulkBytes;
+            std::vector<std::thread> readers;
+            for (unsigned r = 0; r < 8; ++r) {
+                readers.emplace_back([&, r] {
+                    for (;;) {
+                        (void)read(**session, opened->handle, (r % 4) * bulk, bulk);
+                    }
+                });
+            }
+            (void)::write(ready[1], "r", 1);
+            for (;;) {
+                ::pause();
+            }
+        }
+        ::close(ready[1]);
+        char byte = 0;
+        const bool reading = ::read(ready[0], &byte, 1) == 1; // EOF: the child failed early
+        ::close(ready[0]);
+        std::this_thread::sleep_for(100ms); // bulk reads in flight
+        ::kill(child, SIGSTOP);
+        std::this_thread::sleep_for(200ms); // the target's sends fill the socket
+        if (!reading) {
+            ::kill(child, SIGKILL);
+            (void)::waitpid(child, nullptr, 0);
+            return -1;
+        }
+        return child;
     }
 
 private slots:
@@ -494,6 +570,32 @@ private slots:
             }
         }
         QVERIFY(checked >= 5);
+    }
+
+    // A client process that dies in the middle of bulk reads leaves nothing that keeps a
+    // SIGTERMed target from exiting: its requests and bulk operations end with the connection.
+    void sigtermAfterAClientVanishedMidBulkExits()
+    {
+        const pid_t child = stalledBulkReader();
+        QVERIFY2(child > 0, "the reading client did not start");
+        ::kill(child, SIGKILL);
+        QCOMPARE(::waitpid(child, nullptr, 0), child);
+        auto exited = m_target->stop(SIGTERM);
+        QVERIFY2(exited.ok(), exited.status().toString().c_str());
+        QCOMPARE(*exited, 0);
+    }
+
+    // A client that stays connected but takes none of its data must not hold a SIGTERMed target
+    // past its drain deadline (systemd's stop timeout follows with SIGKILL).
+    void sigtermWithAStalledClientExits()
+    {
+        const pid_t child = stalledBulkReader();
+        QVERIFY2(child > 0, "the reading client did not start");
+        auto exited = m_target->stop(SIGTERM, 20s);
+        ::kill(child, SIGKILL);
+        QCOMPARE(::waitpid(child, nullptr, 0), child);
+        QVERIFY2(exited.ok(), exited.status().toString().c_str());
+        QCOMPARE(*exited, 0);
     }
 
     void parametersOverTheControlSocket()
