@@ -296,6 +296,7 @@ private slots:
         auto client = mount(&registry);
         Mount::setThreadJobId("job.x");
         auto file = client->open("jobfile", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY2(file.ok(), file.status().toString().c_str());
         const auto data = pattern(1 << 20, 7);
         QVERIFY((*file)->pwrite(data, 0).ok());
         QVERIFY(std::stoll(value(registry, "llite.lutra.dirty_pages")) >= 256);
@@ -311,11 +312,16 @@ private slots:
         QVERIFY(report->pagesDropped >= 256);
         QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("0"));
         QCOMPARE(value(registry, "llite.lutra.cached_pages"), std::string("0"));
-        // The data is on the targets: a fresh client reads it.
+        // The data is on the targets: a fresh client reads it. Failures say what failed (a
+        // failed Result dereferenced only showed "Caught unhandled exception").
         auto other = mount();
+        QVERIFY(other);
         auto again = other->open("jobfile", kOpenRead);
+        QVERIFY2(again.ok(), again.status().toString().c_str());
         std::vector<std::byte> back(data.size());
-        QCOMPARE(*(*again)->pread(back, 0), data.size());
+        auto got = (*again)->pread(back, 0);
+        QVERIFY2(got.ok(), got.status().toString().c_str());
+        QCOMPARE(*got, data.size());
         QVERIFY(back == data);
         Mount::setThreadJobId("");
     }
