@@ -136,9 +136,8 @@ void ClusterController::onFleetUpdated()
             live.lockCount = found->lockCount;
             live.lockUnused = found->lockUnused;
             // No fixed lru_size series while the node has locks: every namespace is dynamic.
-            live.lruSize = found->lruSizeFixed < 0 && found->lockUnused >= 0
-                               ? 0
-                               : found->lruSizeFixed;
+            live.lruSize =
+                found->lruSizeFixed < 0 && found->lockUnused >= 0 ? 0 : found->lruSizeFixed;
             live.cachedMb = found->cachedMb;
             live.maxCachedMb = found->maxCachedMb;
         }
