@@ -52,12 +52,19 @@ int main(int argc, char **argv)
     bool copyReads = false;
     app.add_flag("--no-zero-copy-read", copyReads,
                  "read into a buffer before sending, also without checksums (read_zero_copy=0)");
+    unsigned drainSeconds = 10;
+    app.add_option("--drain-timeout", drainSeconds,
+                   "seconds requests in service get to finish after SIGTERM; then every "
+                   "connection is closed")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 25));
     app.add_flag("--no-control", noControl, "do not serve the control socket in the run dir");
     app.add_option("--raw-baseline", rawBaselineUri,
                    "also serve a plain TCP endpoint (no lutra protocol) for lutra-bench's "
                    "baseline, e.g. tcp://127.0.0.1:0");
     CLI11_PARSE(app, argc, argv);
     options.zeroCopyRead = !copyReads;
+    options.drainTimeout = std::chrono::seconds(drainSeconds);
     options.commitMode =
         commitMode == "per-write" ? target::CommitMode::perWrite : target::CommitMode::batched;
 

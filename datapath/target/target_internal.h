@@ -65,10 +65,13 @@ public:
     int pop();
     void release(std::uint32_t index);
     void stop();
+    // Waits until no request is queued or in service; false when `timeout` passed first.
+    bool waitIdle(std::chrono::milliseconds timeout);
 
 private:
     std::mutex m_mutex;
     std::condition_variable m_ready;
+    std::condition_variable m_released;
     std::vector<RequestSlot> m_slots;
     std::vector<std::uint32_t> m_free;
     std::vector<std::uint32_t> m_ring;

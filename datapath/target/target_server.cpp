@@ -66,8 +66,17 @@ int RequestQueue::pop()
 void RequestQueue::release(std::uint32_t index)
 {
     m_slots[index].session.reset();
-    std::lock_guard lock(m_mutex);
-    m_free.push_back(index);
+    {
+        std::lock_guard lock(m_mutex);
+        m_free.push_back(index);
+    }
+    m_released.notify_all();
+}
+
+bool RequestQueue::waitIdle(std::chrono::milliseconds timeout)
+{
+    std::unique_lock lock(m_mutex);
+    return m_released.wait_for(lock, timeout, [this] { return m_free.size() == m_slots.size(); });
 }
 
 void RequestQueue::stop()
@@ -253,6 +262,23 @@ void TargetServer::shutdown()
     impl.listener.reset();  // no new clients
     impl.locks->shutdown(); // wake enqueues waiting on callbacks
     impl.queue.stop();      // workers finish what is queued, then exit
+    if (!impl.queue.waitIdle(impl.options.drainTimeout)) {
+        // A client that takes none of its data holds its requests' bulk transfers open: the
+        // transport fails them once their connections are gone.
+        log::warning(impl.category, "requests still in service after " +
+                                        std::to_string(impl.options.drainTimeout.count()) +
+                                        " ms: closing every connection");
+        std::vector<std::shared_ptr<Session>> open;
+        {
+            std::lock_guard lock(impl.sessionsMutex);
+            for (auto &[id, session] : impl.sessions) {
+                open.push_back(session);
+            }
+        }
+        for (auto &session : open) {
+            session->connection->close();
+        }
+    }
     for (auto &worker : impl.workers) {
         if (worker->thread.joinable()) {
             worker->thread.join();

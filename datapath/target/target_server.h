@@ -15,6 +15,7 @@
 #include "target/object_store.h"
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,10 @@ struct TargetOptions {
     // Reads without checksums go from the file to the transport (tcp: sendfile) without a copy
     // through the service thread's buffer (obdfilter.*.read_zero_copy).
     bool zeroCopyRead = true;
+    // At shutdown, how long requests in service may take to finish; then every connection is
+    // closed, failing the bulk transfers still waiting for a client (one stalled, not reading,
+    // would hold the target forever). Below systemd's TimeoutStopSec=30 of lutra-target@.
+    std::chrono::milliseconds drainTimeout{10000};
 };
 
 class TargetServer {

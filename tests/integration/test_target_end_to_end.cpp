@@ -67,10 +67,11 @@ class TestTargetEndToEnd : public QObject {
     std::unique_ptr<transport::PluginLoader> m_loader;
     std::unique_ptr<transport::Transport> m_transport;
 
-    void startTarget()
+    void startTarget(std::vector<std::string> extraArgs = {})
     {
         TargetProcess::Options options;
         options.binary = LUTRA_TARGET_BIN;
+        options.extraArgs = std::move(extraArgs);
         options.root = m_root;
         options.runDir = m_runDir;
         auto process = TargetProcess::spawn(options);
@@ -589,6 +590,8 @@ private slots:
     // past its drain deadline (systemd's stop timeout follows with SIGKILL).
     void sigtermWithAStalledClientExits()
     {
+        m_target.reset();
+        startTarget({"--drain-timeout", "1"});
         const pid_t child = stalledBulkReader();
         QVERIFY2(child > 0, "the reading client did not start");
         auto exited = m_target->stop(SIGTERM, 20s);
