@@ -57,15 +57,5 @@ int main(int argc, char **argv)
         (void)soakMode;
         return runSoakBench("lutra-ctl-bench", soak, soakKinds);
     };
-    auto report = run();
-    if (!report) {
-        std::fprintf(stderr, "lutra-ctl-bench: %s\n", report.status().message().c_str());
-        return 1;
-    }
-    report->print(options.json);
-    // The soak fails like a test when it found a violation, so scripts and CI can rely on it.
-    if (report->mode == "soak" && report->results.value("violations", 0u) > 0) {
-        return 1;
-    }
-    return 0;
+    return finishBench("lutra-ctl-bench", run(), options.json);
 }

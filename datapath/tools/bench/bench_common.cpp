@@ -7,6 +7,17 @@
 
 namespace lutra::tools {
 
+int finishBench(std::string_view program, const Result<Report> &report, bool json)
+{
+    if (!report) {
+        std::fprintf(stderr, "%.*s: %s\n", int(program.size()), program.data(),
+                     report.status().message().c_str());
+        return 1;
+    }
+    report->print(json);
+    return report->mode == "soak" && report->results.value("violations", 0u) > 0 ? 1 : 0;
+}
+
 void Report::print(bool json) const
 {
     if (json) {

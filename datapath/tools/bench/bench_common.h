@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lutra::tools {
@@ -34,6 +35,10 @@ struct Report {
 
     void print(bool json) const;
 };
+
+// What a bench program's main returns for a mode's outcome: 1 with the error on stderr, else the
+// report printed and 0 — or 1 for a soak that found a violation, so scripts and CI can rely on it.
+int finishBench(std::string_view program, const Result<Report> &report, bool json);
 
 // The plugin for `uri`'s scheme, loaded by name, with a transport instance.
 struct TransportHandle {

@@ -218,15 +218,5 @@ int main(int argc, char **argv)
         }
         return runMdtestBench(options, loop, mdtest);
     };
-    auto report = run();
-    if (!report) {
-        std::fprintf(stderr, "lutra-bench: %s\n", report.status().message().c_str());
-        return 1;
-    }
-    report->print(options.json);
-    // The soak fails like a test when it found a violation, so scripts and CI can rely on it.
-    if (report->mode == "soak" && report->results.value("violations", 0u) > 0) {
-        return 1;
-    }
-    return 0;
+    return finishBench("lutra-bench", run(), options.json);
 }
