@@ -65,11 +65,6 @@ void FleetTelemetry::start(int intervalMs)
     poll();
 }
 
-void FleetTelemetry::stop()
-{
-    m_timer.stop();
-}
-
 void FleetTelemetry::setWindow(qint64 windowMs, int buckets)
 {
     if (windowMs == m_windowMs && buckets == m_buckets) {
@@ -91,11 +86,6 @@ QString FleetTelemetry::expr(const QString &metric) const
     return promql::selector(metric, matchers);
 }
 
-QString FleetTelemetry::hitRatioExpr() const
-{
-    return expr(kHitRatio);
-}
-
 void FleetTelemetry::poll()
 {
     if (m_inFlight) {
@@ -106,7 +96,7 @@ void FleetTelemetry::poll()
     const auto now = QDateTime::currentDateTimeUtc();
     const auto from = now.addMSecs(-m_windowMs);
     const double step = promql::stepFor(from, now, m_buckets, 1);
-    send(poll, promql::rangeQueryUrl(m_base, hitRatioExpr(), from, now, step),
+    send(poll, promql::rangeQueryUrl(m_base, expr(kHitRatio), from, now, step),
          [](Poll &into, const promql::QueryResult &result) {
              for (const auto &series : result.series) {
                  QList<QPointF> points;
@@ -168,7 +158,6 @@ void FleetTelemetry::send(const std::shared_ptr<Poll> &poll, const QUrl &url,
 void FleetTelemetry::finish(Poll &poll)
 {
     m_inFlight = false;
-    ++m_polls;
     m_lastError = poll.error;
     if (poll.error.isEmpty()) {
         // Only this cluster's nodes; series of other ctlds the server scrapes are left out.

@@ -9,7 +9,6 @@
 
 #include "core/promql.h"
 
-#include <QElapsedTimer>
 #include <QHash>
 #include <QList>
 #include <QObject>
@@ -49,7 +48,6 @@ public:
     const QUrl &base() const { return m_base; }
     // Polls now and then every `intervalMs`.
     void start(int intervalMs = kDefaultPollMs);
-    void stop();
     // The range the hit-ratio history covers, with `buckets` points; takes effect at the next
     // poll (now, when the window changed by more than a step).
     void setWindow(qint64 windowMs, int buckets);
@@ -62,10 +60,6 @@ public:
     // Of the last completed poll: "" when every query answered; else the first error.
     const QString &lastError() const { return m_lastError; }
     qint64 lastUpdateMs() const { return m_lastUpdateMs; } // 0 before the first answer
-    int polls() const { return m_polls; }
-
-    // The queries a poll sends (PromQL), for the tests and the status line.
-    QString hitRatioExpr() const;
 
 signals:
     void updated(); // after every completed poll, also a failed one (see lastError)
@@ -85,7 +79,6 @@ private:
     qint64 m_windowMs = 15 * 60'000;
     int m_buckets = 120;
     bool m_inFlight = false;
-    int m_polls = 0;
     QHash<QString, FleetNodeFacts> m_facts;
     QHash<QString, QList<QPointF>> m_history;
     QString m_lastError;

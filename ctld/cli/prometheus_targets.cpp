@@ -123,11 +123,7 @@ Result<ClusterTargets> readClusterTargets(const std::string &path, const ClientO
         for (const auto &error : parsed.errors) {
             text += (text.empty() ? "" : "\n") + error;
         }
-        const auto errc =
-            parsed.errors.size() == 1 && parsed.errors.front().starts_with(path + ": cannot read")
-                ? Errc::not_found
-                : Errc::invalid_argument;
-        return Status(errc, text);
+        return Status(parsed.unreadable ? Errc::not_found : Errc::invalid_argument, text);
     }
     ClusterTargets cluster;
     cluster.name = parsed.contents.name;

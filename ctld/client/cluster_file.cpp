@@ -258,6 +258,7 @@ ParsedClusterFile loadClusterFile(const std::string &path)
     std::ifstream in(path);
     if (!in) {
         ParsedClusterFile parsed;
+        parsed.unreadable = true;
         parsed.errors.push_back(path + ": cannot read: " + std::strerror(errno));
         return parsed;
     }

@@ -56,6 +56,7 @@ struct ClusterFileContents {
 struct ParsedClusterFile {
     ClusterFileContents contents;    // nodes empty when there are errors
     std::vector<std::string> errors; // every error of the document, "file:line:col: message"
+    bool unreadable = false;         // the file could not be read (errors says why)
     bool ok() const { return errors.empty(); }
 };
 
