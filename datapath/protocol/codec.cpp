@@ -233,6 +233,9 @@ Status check(const ConnectRequest &m)
     if (auto status = checkLimits(m.maxBulkBytes, m.maxMessageBytes); !status.ok()) {
         return status;
     }
+    if (m.exportCookie != 0 && (m.features & kFeatureMultiConnection) == 0) {
+        return protocolError("an export cookie needs the multi-connection feature bit");
+    }
     return checkPrintable(m.clientId, "client id", kMaxPeerNameLength);
 }
 
@@ -244,6 +247,10 @@ Status check(const ConnectReply &m)
     }
     if (auto status = checkLimits(m.maxBulkBytes, m.maxMessageBytes); !status.ok()) {
         return status;
+    }
+    if ((m.exportCookie != 0) != ((m.features & kFeatureMultiConnection) != 0)) {
+        return protocolError("the export cookie must be set exactly with the multi-connection "
+                             "feature bit");
     }
     return checkPrintable(m.targetName, "target name", kMaxPeerNameLength);
 }
@@ -458,6 +465,9 @@ template <typename IO, Is<ConnectRequest> M> void transfer(IO &io, M &m)
     io.u32(m.maxMessageBytes, "max message size");
     io.u64(m.features, "features");
     io.str8(m.clientId, "client id");
+    if ((m.features & kFeatureMultiConnection) != 0) {
+        io.u64(m.exportCookie, "export cookie");
+    }
 }
 
 template <typename IO, Is<ConnectReply> M> void transfer(IO &io, M &m)
@@ -467,6 +477,9 @@ template <typename IO, Is<ConnectReply> M> void transfer(IO &io, M &m)
     io.u32(m.maxMessageBytes, "max message size");
     io.u64(m.features, "features");
     io.str8(m.targetName, "target name");
+    if ((m.features & kFeatureMultiConnection) != 0) {
+        io.u64(m.exportCookie, "export cookie");
+    }
 }
 
 template <typename IO, Is<StatfsReply> M> void transfer(IO &io, M &m)

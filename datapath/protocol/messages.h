@@ -66,6 +66,9 @@ inline constexpr std::uint16_t kKnownHeaderFlags = kFlagReply | kFlagError;
 // answers with the intersection of what both sides know.
 inline constexpr std::uint64_t kFeatureChecksums = 1u << 0;         // crc32c per bulk page
 inline constexpr std::uint64_t kFeatureBlockingCallbacks = 1u << 1; // client serves callbacks
+// Several connections of one client share one export (handles, locks): Connect carries the
+// export cookie (request: 0 = a new export, else the export to join; reply: the export's).
+inline constexpr std::uint64_t kFeatureMultiConnection = 1u << 2;
 
 inline constexpr std::uint32_t kCreateExclusive = 1u << 0; // fail if the object exists
 inline constexpr std::uint32_t kOpenRead = 1u << 0;
@@ -218,6 +221,8 @@ struct ConnectRequest {
     std::uint32_t maxMessageBytes = kMaxMessageSize; // kMinMessageSize .. kMaxMessageSize
     std::uint64_t features = 0;
     std::string_view clientId; // 1 .. kMaxPeerNameLength printable characters
+    // Sent only with kFeatureMultiConnection: 0 opens a new export, else joins that export.
+    std::uint64_t exportCookie = 0;
     bool operator==(const ConnectRequest &) const = default;
 };
 struct ConnectReply {
@@ -227,6 +232,9 @@ struct ConnectReply {
     std::uint32_t maxMessageBytes = kMaxMessageSize;
     std::uint64_t features = 0;  // the intersection
     std::string_view targetName; // "ost0"
+    // Sent only with kFeatureMultiConnection (then not 0): the cookie a further connection of
+    // this client presents to join the same export.
+    std::uint64_t exportCookie = 0;
     bool operator==(const ConnectReply &) const = default;
 };
 

@@ -128,6 +128,33 @@ private slots:
         QCOMPARE(seen.size(), std::variant_size_v<Body>);
     }
 
+    // The export cookie travels exactly with the multi-connection bit: encode refuses a cookie
+    // without it, decode a reply that has the bit but names no export.
+    void exportCookieNeedsTheMultiConnectionBit()
+    {
+        ConnectRequest join;
+        join.clientId = "client-7f3a";
+        join.exportCookie = 42;
+        Bytes out(kMaxMessageSize);
+        auto size = encode(Message{1, "job", join}, out);
+        QVERIFY(!size.ok());
+        QCOMPARE(size.status().code(), Errc::invalid_argument);
+        QVERIFY2(size.status().message().find("export cookie") != std::string::npos,
+                 size.status().toString().c_str());
+
+        ConnectReply reply;
+        reply.targetName = "ost0";
+        reply.features = kFeatureMultiConnection;
+        reply.exportCookie = 7;
+        Bytes bytes = encodeOrDie(Message{1, {}, reply});
+        bytes[bytes.size() - 8] = std::byte{0}; // the cookie, little-endian: 7 -> 0
+        auto decoded = decode(bytes);
+        QVERIFY(!decoded.ok());
+        QCOMPARE(decoded.status().code(), Errc::protocol_error);
+        QVERIFY2(decoded.status().message().find("export cookie") != std::string::npos,
+                 decoded.status().toString().c_str());
+    }
+
     void roundTrip_data()
     {
         QTest::addColumn<int>("index");
