@@ -1,12 +1,16 @@
 #pragma once
 // The definitions of lutra's parameters, named and shaped as in Lustre so that admins' habits
-// and scripts carry over. Components bind these specs to their live state and register them;
-// everyone else (CLI, console, profiles) learns them from the registry.
+// and scripts carry over. Each component binds one group (bindGroup, bind.h) and registers it;
+// everyone else (CLI, console, profiles) learns them from the registry. Defaults and limits live
+// here only: components' Config/Options read them with defaultOf/maxOf.
 
 #include "core/params/counters.h"
 #include "core/params/spec.h"
 
 #include <array>
+#include <cstdint>
+#include <limits>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -59,19 +63,260 @@ inline constexpr std::array<std::string_view, ra_stat_count> kReadAheadStatNames
 // Counter definitions of read_ahead_stats (unit [pages]).
 std::vector<CounterDef> readAheadStatDefs();
 
-// Tunables of one object-storage client (osc.<target>.*), without the rpc_stats block.
-std::vector<Spec> oscSpecs(std::string_view target);
-// Tunables of one mounted file system (llite.<fs>.*), without read_ahead_stats.
-std::vector<Spec> lliteSpecs(std::string_view fs);
-// Lock namespace of one target (ldlm.namespaces.<ns>.*).
-std::vector<Spec> ldlmSpecs(std::string_view ns);
-// Process-wide job identification (jobid_var, jobid_name).
-std::vector<Spec> jobidSpecs();
-
 // Help texts of the counter blocks, for registration with Registry::addStats.
 inline constexpr std::string_view kReadAheadStatsHelp =
     "readahead decisions and their outcomes, in pages (write 'clear' to reset)";
 inline constexpr std::string_view kRpcStatsHelp =
     "pages-per-RPC and RPCs-in-flight histograms, read | write (write 'clear' to reset)";
+
+struct SpecialDefinition {
+    std::string_view word;
+    std::string_view help;
+};
+
+// One parameter of a group without its instance; spec() makes it "<prefix>.<instance>.<leaf>".
+struct Definition {
+    std::string_view leaf;
+    Type type = Type::integer;
+    Unit unit = Unit::none;
+    std::int64_t min = 0;
+    std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    std::int64_t defaultValue = 0;  // numbers, in the base unit
+    std::string_view defaultText{}; // Type::string
+    bool writable = true;
+    std::string_view help;
+    std::span<const std::string_view> enumValues{};
+    std::span<const SpecialDefinition> specialValues{};
+};
+
+// The parameters one component binds, all of them (bindGroup checks that).
+struct Group {
+    std::string_view name;   // for messages: "osc", "llite page cache", ...
+    std::string_view prefix; // "osc", "ldlm.namespaces"; empty for process-wide names
+    std::span<const Definition> definitions;
+};
+
+// A read-only number (a gauge such as lock_count).
+consteval Definition gauge(std::string_view leaf, std::string_view help, Unit unit = Unit::none)
+{
+    return {.leaf = leaf, .unit = unit, .writable = false, .help = help};
+}
+
+inline constexpr std::array<std::string_view, 1> kChecksumTypes{"crc32c"};
+
+// osc.<target>.*: one Osc (client/osc.cpp), without the rpc_stats block.
+inline constexpr std::array kOscDefinitions{
+    Definition{.leaf = "max_pages_per_rpc",
+               .type = Type::size,
+               .unit = Unit::pages,
+               .min = 1,
+               .max = 4096,
+               .defaultValue = 1024,
+               .help = "pages in one bulk RPC (a size such as 4M is converted)"},
+    Definition{.leaf = "max_rpcs_in_flight",
+               .min = 1,
+               .max = 256,
+               .defaultValue = 8,
+               .help = "bulk RPCs in flight to this target at once"},
+    Definition{.leaf = "max_dirty_mb",
+               .type = Type::size,
+               .unit = Unit::mib,
+               .min = 1,
+               .max = 65536,
+               .defaultValue = 512,
+               .help = "dirty cache allowed for this target before writers wait"},
+    Definition{.leaf = "checksums",
+               .type = Type::boolean,
+               .min = 0,
+               .max = 1,
+               .defaultValue = 1,
+               .help = "verify bulk data with per-page checksums"},
+    Definition{.leaf = "checksum_type",
+               .type = Type::enumeration,
+               .min = 0,
+               .max = 0,
+               .help = "bulk checksum algorithm (ISA-L)",
+               .enumValues = kChecksumTypes},
+};
+inline constexpr Group kOsc{"osc", "osc", kOscDefinitions};
+
+// llite.<fs>.*: the mount's page cache (core/cache), without page_cache_stats.
+inline constexpr std::array kPageCacheDefinitions{
+    Definition{.leaf = "max_cached_mb",
+               .type = Type::size,
+               .unit = Unit::mib,
+               .min = 1,
+               .max = 1 << 20,
+               .defaultValue = 1024,
+               .help = "page cache size; reclaim starts above it"},
+    gauge("cached_pages", "pages in the page cache", Unit::pages),
+    gauge("dirty_pages", "dirty pages waiting for write-back", Unit::pages),
+};
+inline constexpr Group kPageCache{"llite page cache", "llite", kPageCacheDefinitions};
+
+// llite.<fs>.*: the mount's readahead (core/readahead), without read_ahead_stats.
+inline constexpr std::array kReadaheadDefinitions{
+    Definition{.leaf = "max_read_ahead_mb",
+               .type = Type::size,
+               .unit = Unit::mib,
+               .min = 0,
+               .max = 1 << 20,
+               .defaultValue = 64,
+               .help = "readahead budget of this mount (0 disables readahead)"},
+    Definition{.leaf = "max_read_ahead_per_file_mb",
+               .type = Type::size,
+               .unit = Unit::mib,
+               .min = 0,
+               .max = 1 << 20,
+               .defaultValue = 64,
+               .help = "largest readahead window of one file"},
+    Definition{.leaf = "max_read_ahead_whole_mb",
+               .type = Type::size,
+               .unit = Unit::mib,
+               .min = 0,
+               .max = 1 << 20,
+               .defaultValue = 2,
+               .help = "files up to this size are read ahead whole"},
+};
+inline constexpr Group kReadahead{"llite readahead", "llite", kReadaheadDefinitions};
+
+// llite.<fs>.*: the client engine's own switches (client/engine.cpp), without job_stats.
+inline constexpr std::array kLliteEngineDefinitions{
+    Definition{.leaf = "fast_read",
+               .type = Type::boolean,
+               .min = 0,
+               .max = 1,
+               .defaultValue = 1,
+               .help = "serve cached reads through the lock-free fast path"},
+};
+inline constexpr Group kLliteEngine{"llite engine", "llite", kLliteEngineDefinitions};
+
+inline constexpr std::array<SpecialDefinition, 1> kLruSizeSpecials{
+    SpecialDefinition{"clear", "cancel every unused lock now"}};
+
+// ldlm.namespaces.<target>.*: a client's lock namespace of one target (core/locks), without
+// lock_stats.
+inline constexpr std::array kLockNamespaceDefinitions{
+    Definition{.leaf = "lru_size",
+               .min = 0,
+               .max = 1 << 24,
+               .defaultValue = 0,
+               .help = "unused locks kept cached (0 = sized dynamically)",
+               .specialValues = kLruSizeSpecials},
+    Definition{.leaf = "lru_max_age",
+               .type = Type::duration,
+               .unit = Unit::seconds,
+               .min = 1,
+               .max = 7 * 24 * 3600,
+               .defaultValue = 3900,
+               .help = "unused locks older than this are cancelled"},
+    gauge("lock_count", "locks held or cached"),
+    gauge("lock_unused_count", "cached locks no one is using (the LRU)"),
+};
+inline constexpr Group kLockNamespace{"client ldlm namespace", "ldlm.namespaces",
+                                      kLockNamespaceDefinitions};
+
+// jobid_var, jobid_name: process-wide job identification (client/jobid.cpp).
+inline constexpr std::array kJobIdDefinitions{
+    Definition{.leaf = "jobid_var",
+               .type = Type::string,
+               .defaultText = "procname_uid",
+               .help = "environment variable holding the job id (e.g. SLURM_JOB_ID), procname_uid "
+                       "or disable"},
+    Definition{.leaf = "jobid_name",
+               .type = Type::string,
+               .defaultText = "%e.%u",
+               .help = "job id used when jobid_var gives none (%e = program name, %u = uid)"},
+};
+inline constexpr Group kJobIds{"job ids", "", kJobIdDefinitions};
+
+// obdfilter.<target>.*: the object server (target/target_server.cpp), without job_stats.
+inline constexpr std::array kObdfilterDefinitions{
+    Definition{.leaf = "brw_size",
+               .type = Type::size,
+               .unit = Unit::mib,
+               .min = 1,
+               .max = 16, // protocol::kMaxBulkBytes >> 20, checked where it is bound
+               .defaultValue = 4,
+               .help = "largest bulk RPC offered to clients that connect from now on"},
+    Definition{.leaf = "read_zero_copy",
+               .type = Type::boolean,
+               .defaultValue = 1,
+               .help = "serve reads without checksums from the file straight to the transport "
+                       "(tcp: sendfile) instead of reading them into a buffer first"},
+    gauge("zero_copy_reads", "reads served from the file straight to the transport "
+                             "(read_zero_copy)"),
+    gauge("num_exports", "clients connected to this target"),
+};
+inline constexpr Group kObdfilter{"obdfilter", "obdfilter", kObdfilterDefinitions};
+
+// obdfilter.<target>.*: the target's group commit (target/group_commit.cpp), without
+// commit_stats. Milliseconds: the registry's finest duration unit. A window only pays off when it
+// is comparable to a sync (ms on disks); below that, window 0 already batches whatever queued
+// during the previous sync. Capped at 1 s because every writer waits for it.
+inline constexpr std::array kGroupCommitDefinitions{
+    Definition{.leaf = "commit_interval",
+               .type = Type::duration,
+               .unit = Unit::milliseconds,
+               .min = 0,
+               .max = 1000,
+               .defaultValue = 0,
+               .help = "how long a group commit waits for more writers before syncing (0 = sync "
+                       "as soon as the previous batch is durable)"},
+};
+inline constexpr Group kGroupCommit{"obdfilter group commit", "obdfilter", kGroupCommitDefinitions};
+
+// ldlm.namespaces.<target>.*: the target's lock manager (target/lock_manager.cpp), without
+// lock_stats. Milliseconds so tests and impatient sites can go below a second; Lustre's own lock
+// callback timeouts are tens of seconds, hence the 100 s default (obd_timeout).
+inline constexpr std::array kLockManagerDefinitions{
+    Definition{.leaf = "blocking_timeout",
+               .type = Type::duration,
+               .unit = Unit::milliseconds,
+               .min = 1,
+               .max = 3'600'000,
+               .defaultValue = 100'000,
+               .help = "how long a holder may take to cancel a lock after a blocking callback "
+                       "before it is evicted"},
+    gauge("lock_count", "locks granted in this namespace"),
+};
+inline constexpr Group kLockManager{"target ldlm namespace", "ldlm.namespaces",
+                                    kLockManagerDefinitions};
+
+// The definition of `leaf` in `group`; a leaf the group lacks does not compile.
+consteval const Definition &definition(const Group &group, std::string_view leaf)
+{
+    for (const Definition &candidate : group.definitions) {
+        if (candidate.leaf == leaf) {
+            return candidate;
+        }
+    }
+    throw "no such leaf in this catalog group";
+}
+
+// Defaults and limits for components' Config/Options, so no literal is written twice.
+consteval std::int64_t defaultOf(const Group &group, std::string_view leaf)
+{
+    return definition(group, leaf).defaultValue;
+}
+consteval std::int64_t maxOf(const Group &group, std::string_view leaf)
+{
+    return definition(group, leaf).max;
+}
+
+// The full name of one parameter of a group instance: "osc.ost0.max_dirty_mb", "jobid_var".
+std::string paramName(const Group &group, std::string_view instance, std::string_view leaf);
+// The specs of one instance of a group, in the group's order.
+std::vector<Spec> specs(const Group &group, std::string_view instance);
+
+// Tunables of one object-storage client (osc.<target>.*), without the rpc_stats block.
+std::vector<Spec> oscSpecs(std::string_view target);
+// Writable tunables of one mounted file system (llite.<fs>.*: page cache, readahead, engine),
+// without read-only gauges and counter blocks.
+std::vector<Spec> lliteSpecs(std::string_view fs);
+// Lock namespace of one target on a client (ldlm.namespaces.<ns>.*).
+std::vector<Spec> ldlmSpecs(std::string_view ns);
+// Process-wide job identification (jobid_var, jobid_name).
+std::vector<Spec> jobidSpecs();
 
 } // namespace lutra::params::catalog
