@@ -1,6 +1,7 @@
 // The tcp plugin's hot path: framing, send/receive, bulk. Every buffer was sized by establish();
 // nothing here allocates in steady state (error texts aside) and nothing throws.
 #include "tcp_internal.h"
+#include "transport/kit/limits.h"
 
 #include <sys/epoll.h>
 #include <sys/sendfile.h>
@@ -46,24 +47,7 @@ bool wouldBlock(int error) noexcept
 
 Status TcpConnection::closedStatusLocked() const
 {
-    if (m_state == State::closed && !m_closeReason.ok()) {
-        return {Errc::unavailable,
-                "connection to " + m_peer + " is closed: " + m_closeReason.toString()};
-    }
-    return {Errc::unavailable, "connection to " + m_peer + " is closed"};
-}
-
-// Waits for a free slot in `freeList` or for the connection to close. False on timeout.
-bool TcpConnection::waitLocked(std::unique_lock<std::mutex> &lock, Deadline deadline,
-                               const std::vector<std::uint32_t> &freeList) noexcept
-{
-    while (m_state == State::established && freeList.empty()) {
-        if (deadline == Deadline::min() || Clock::now() >= deadline) {
-            return false;
-        }
-        m_space.wait_until(lock, deadline);
-    }
-    return true;
+    return closedStatus(m_state == State::closed ? m_closeReason : Status{});
 }
 
 void TcpConnection::wakeWriterLocked() noexcept
@@ -82,10 +66,7 @@ void TcpConnection::setEpollOutLocked(bool on) noexcept
     if (m_writeArmed == on || m_fd < 0) {
         return;
     }
-    epoll_event event{};
-    event.events = on ? EPOLLIN | EPOLLOUT : EPOLLIN;
-    event.data.ptr = static_cast<Pollable *>(this);
-    epoll_ctl(m_thread.epollFd(), EPOLL_CTL_MOD, m_fd, &event);
+    m_thread.rewatch(m_fd, on ? EPOLLIN | EPOLLOUT : EPOLLIN, static_cast<Pollable *>(this));
     m_writeArmed = on;
 }
 
@@ -119,14 +100,12 @@ Status TcpConnection::send(std::span<const std::byte> message, Deadline deadline
     if (m_state != State::established) {
         return closedStatusLocked();
     }
-    if (message.size() > m_limits.maxMessageSize) {
-        return {Errc::out_of_range, "message of " + std::to_string(message.size()) +
-                                        " bytes exceeds the negotiated maximum " +
-                                        std::to_string(m_limits.maxMessageSize)};
+    if (auto status = kit::checkMessageSize(message.size(), m_limits); !status.ok()) {
+        return status;
     }
-    if (!waitLocked(lock, deadline, m_freeMessages)) {
-        return {Errc::resource_exhausted, "send queue to " + m_peer + " is full (depth " +
-                                              std::to_string(m_limits.queueDepth) + ")"};
+    if (!waitUntil(lock, m_space, deadline,
+                   [this] { return m_state != State::established || !m_freeMessages.empty(); })) {
+        return queueFull("send");
     }
     if (m_state != State::established) {
         return closedStatusLocked();
@@ -145,80 +124,48 @@ Status TcpConnection::send(std::span<const std::byte> message, Deadline deadline
     return {};
 }
 
-Result<WireDescriptor> TcpConnection::decodeDescriptor(const BulkDescriptor &descriptor,
-                                                       BulkAccess expected) const noexcept
-{
-    if (descriptor.size != sizeof(WireDescriptor)) {
-        return Status(Errc::invalid_argument, "not a tcp bulk descriptor");
-    }
-    const auto wire = decode<WireDescriptor>(descriptor.bytes.data());
-    if (wire.format != 'T') {
-        return Status(Errc::invalid_argument, "not a tcp bulk descriptor");
-    }
-    if (wire.access != static_cast<std::uint8_t>(expected)) {
-        return Status(Errc::permission_denied, "bulk descriptor does not allow this operation");
-    }
-    return wire;
-}
-
 Result<BulkDescriptor> TcpConnection::exposeBulk(std::span<const Segment> segments,
                                                  BulkAccess access) noexcept
 {
-    if (segments.empty() || segments.size() > kMaxBulkSegments) {
-        return Status(Errc::invalid_argument, "a bulk transfer has 1…256 segments");
-    }
-    std::uint64_t total = 0;
-    for (const auto &segment : segments) {
-        total += segment.length;
+    const auto total = kit::bulkBytes(segments);
+    if (!total.ok()) {
+        return total.status();
     }
     std::lock_guard lock(m_mutex);
     if (m_state != State::established) {
         return closedStatusLocked();
     }
-    if (total > m_limits.maxBulkSize) {
-        return Status(Errc::out_of_range, "bulk of " + std::to_string(total) +
-                                              " bytes exceeds the negotiated maximum " +
-                                              std::to_string(m_limits.maxBulkSize));
+    if (auto status = kit::checkBulkSize(*total, m_limits); !status.ok()) {
+        return status;
     }
-    if (m_freeExposures.empty()) {
+    const auto slot = m_exposures.acquire();
+    if (!slot) {
         return Status(Errc::resource_exhausted, "all bulk exposure slots are in use");
     }
-    const std::uint32_t slot = m_freeExposures.back();
-    m_freeExposures.pop_back();
-    Exposure &exposure = m_exposures[slot];
-    exposure.active = true;
+    Exposure &exposure = m_exposures[*slot].value;
     exposure.access = access;
-    ++exposure.generation;
     exposure.count = static_cast<std::uint32_t>(segments.size());
-    exposure.total = total;
+    exposure.total = *total;
     for (std::size_t i = 0; i < segments.size(); ++i) {
         exposure.iov[i] = {segments[i].address, segments[i].length};
     }
     WireDescriptor wire;
     wire.access = static_cast<std::uint8_t>(access);
-    wire.slot = slot;
-    wire.generation = exposure.generation;
-    wire.length = total;
-    BulkDescriptor descriptor;
-    descriptor.size = sizeof(WireDescriptor);
-    encode(wire, descriptor.bytes.data());
-    return descriptor;
+    wire.slot = *slot;
+    wire.generation = m_exposures[*slot].generation;
+    wire.length = *total;
+    return kit::toDescriptor(wire);
 }
 
 void TcpConnection::unexposeBulk(const BulkDescriptor &descriptor) noexcept
 {
-    if (descriptor.size != sizeof(WireDescriptor)) {
+    const auto wire = kit::peekDescriptor<WireDescriptor>(descriptor);
+    if (!wire) {
         return;
     }
-    const auto wire = decode<WireDescriptor>(descriptor.bytes.data());
     std::lock_guard lock(m_mutex);
-    if (wire.slot >= m_exposures.size()) {
-        return;
-    }
-    Exposure &exposure = m_exposures[wire.slot];
-    if (exposure.active && exposure.generation == wire.generation) {
-        exposure.active = false;
-        m_freeExposures.push_back(wire.slot);
+    if (m_exposures.find(wire->slot, wire->generation) != nullptr) {
+        m_exposures.release(wire->slot);
     }
 }
 
@@ -226,7 +173,8 @@ Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Se
                                 const FileRange *file, std::uint64_t tag, Deadline deadline,
                                 bool isGet) noexcept
 {
-    auto wire = decodeDescriptor(remote, isGet ? BulkAccess::getFrom : BulkAccess::putInto);
+    auto wire = kit::readDescriptor<WireDescriptor>(
+        remote, isGet ? BulkAccess::getFrom : BulkAccess::putInto, "tcp");
     if (!wire.ok()) {
         return wire.status();
     }
@@ -238,38 +186,32 @@ Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Se
         }
         total = file->length;
     } else {
-        if (local.empty() || local.size() > kMaxBulkSegments) {
-            return {Errc::invalid_argument, "a bulk transfer has 1…256 segments"};
+        auto bytes = kit::bulkBytes(local);
+        if (!bytes.ok()) {
+            return bytes.status();
         }
-        for (const auto &segment : local) {
-            total += segment.length;
-        }
+        total = *bytes;
     }
-    if (total > wire->length) {
-        return {Errc::out_of_range, "bulk of " + std::to_string(total) + " bytes exceeds the " +
-                                        std::to_string(wire->length) + " bytes the peer exposed"};
+    if (auto status = kit::checkAgainstExposed(total, wire->length); !status.ok()) {
+        return status;
     }
     std::unique_lock lock(m_mutex);
     if (m_state != State::established) {
         return closedStatusLocked();
     }
-    if (total > m_limits.maxBulkSize) {
-        return {Errc::out_of_range,
-                "bulk of " + std::to_string(total) + " bytes exceeds the negotiated maximum"};
+    if (auto status = kit::checkBulkSize(total, m_limits); !status.ok()) {
+        return status;
     }
-    if (!waitLocked(lock, deadline, m_freeOps)) {
-        return {Errc::resource_exhausted, "bulk queue to " + m_peer + " is full (depth " +
-                                              std::to_string(m_limits.queueDepth) + ")"};
+    if (!waitUntil(lock, m_space, deadline,
+                   [this] { return m_state != State::established || !m_ops.full(); })) {
+        return queueFull("bulk");
     }
     if (m_state != State::established) {
         return closedStatusLocked();
     }
-    const std::uint32_t slot = m_freeOps.back();
-    m_freeOps.pop_back();
-    Op &op = m_ops[slot];
-    op.active = true;
+    const std::uint32_t slot = *m_ops.acquire();
+    Op &op = m_ops[slot].value;
     op.isGet = isGet;
-    ++op.generation;
     op.count = static_cast<std::uint32_t>(local.size()); // 0 for a file put
     op.total = total;
     op.tag = tag;
@@ -281,7 +223,7 @@ Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Se
     if (isGet) {
         header.type = static_cast<std::uint8_t>(FrameType::getRequest);
         header.aux = static_cast<std::uint32_t>(total);
-        header.tag = cookieOf(slot, op.generation);
+        header.tag = cookieOf(slot, m_ops[slot].generation);
         pushTxLocked(header, nullptr, 0, 0, TxKind::getRequest, slot);
     } else {
         header.type = static_cast<std::uint8_t>(FrameType::putData);
@@ -289,18 +231,6 @@ Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Se
         pushTxLocked(header, op.iov, op.count, total, TxKind::put, slot, file);
     }
     return {};
-}
-
-Status TcpConnection::bulkPut(const BulkDescriptor &remote, std::span<const Segment> local,
-                              std::uint64_t tag, Deadline deadline) noexcept
-{
-    return startBulk(remote, local, nullptr, tag, deadline, false);
-}
-
-Status TcpConnection::bulkGet(const BulkDescriptor &remote, std::span<const Segment> local,
-                              std::uint64_t tag, Deadline deadline) noexcept
-{
-    return startBulk(remote, local, nullptr, tag, deadline, true);
 }
 
 Status TcpConnection::bulkPutFile(const BulkDescriptor &remote, const FileRange &file,
@@ -327,7 +257,7 @@ void TcpConnection::protocolError(std::string_view what) noexcept
     teardown({Errc::protocol_error, std::string(what) + " from " + m_peer});
 }
 
-void TcpConnection::onWriteQueued() noexcept
+void TcpConnection::onReady() noexcept
 {
     {
         std::lock_guard lock(m_mutex);
@@ -495,9 +425,8 @@ bool TcpConnection::completeWritten(std::uint64_t written) noexcept
                 break;
             case TxKind::put:
                 // On the wire: ordering guarantees the peer sees it before any later frame.
-                m_done.push_back({m_ops[entry.slot].tag, entry.fileError});
-                m_ops[entry.slot].active = false;
-                m_freeOps.push_back(entry.slot);
+                m_done.push_back({m_ops[entry.slot].value.tag, entry.fileError});
+                m_ops.release(entry.slot);
                 freed = true;
                 break;
             case TxKind::getData: --m_pendingGetData; break;
@@ -666,11 +595,8 @@ bool TcpConnection::dispatchHeader() noexcept
             return false;
         }
         std::unique_lock lock(m_mutex);
-        const std::uint32_t slot = slotOf(h.cookie);
-        const Exposure *exposure = slot < m_exposures.size() ? &m_exposures[slot] : nullptr;
-        if (exposure == nullptr || !exposure->active ||
-            exposure->generation != generationOf(h.cookie) ||
-            exposure->access != BulkAccess::putInto) {
+        const Exposure *exposure = m_exposures.find(slotOf(h.cookie), generationOf(h.cookie));
+        if (exposure == nullptr || exposure->access != BulkAccess::putInto) {
             lock.unlock();
             // Late data for memory the host already took back (a timed-out request): skip it.
             m_engine->log(LogLevel::warning, "discarding " + std::to_string(h.length) +
@@ -704,14 +630,12 @@ bool TcpConnection::dispatchHeader() noexcept
             protocolError("get requests beyond the negotiated queue depth");
             return false;
         }
-        const std::uint32_t slot = slotOf(h.cookie);
-        const Exposure *exposure = slot < m_exposures.size() ? &m_exposures[slot] : nullptr;
+        const Exposure *exposure = m_exposures.find(slotOf(h.cookie), generationOf(h.cookie));
         FrameHeader answer;
         answer.type = static_cast<std::uint8_t>(FrameType::getData);
         answer.cookie = h.tag;
-        if (exposure == nullptr || !exposure->active ||
-            exposure->generation != generationOf(h.cookie) ||
-            exposure->access != BulkAccess::getFrom || h.aux > exposure->total) {
+        if (exposure == nullptr || exposure->access != BulkAccess::getFrom ||
+            h.aux > exposure->total) {
             answer.aux = static_cast<std::uint32_t>(Errc::not_found);
             pushTxLocked(answer, nullptr, 0, 0, TxKind::getData, 0);
         } else {
@@ -725,9 +649,8 @@ bool TcpConnection::dispatchHeader() noexcept
     case FrameType::getData: {
         std::unique_lock lock(m_mutex);
         const std::uint32_t slot = slotOf(h.cookie);
-        Op *op = slot < m_ops.size() ? &m_ops[slot] : nullptr;
-        if (op == nullptr || !op->active || !op->isGet ||
-            op->generation != generationOf(h.cookie) || (h.aux == 0 && h.length != op->total) ||
+        const Op *op = m_ops.find(slot, generationOf(h.cookie));
+        if (op == nullptr || !op->isGet || (h.aux == 0 && h.length != op->total) ||
             (h.aux != 0 && h.length != 0)) {
             lock.unlock();
             protocolError("bulk data for no pending get");
@@ -767,10 +690,8 @@ bool TcpConnection::finishFrame() noexcept
             if (m_state == State::closed) {
                 return false;
             }
-            Op &op = m_ops[m_rxOp];
-            tag = op.tag;
-            op.active = false;
-            m_freeOps.push_back(m_rxOp);
+            tag = m_ops[m_rxOp].value.tag;
+            m_ops.release(m_rxOp);
         }
         m_space.notify_all();
         if (m_rxHeader.aux == 0) {

@@ -4,27 +4,30 @@
 
 #include <lutra/transport.h>
 
-#include <bit>
+#include "transport/kit/limits.h"
+#include "transport/kit/wire_codec.h"
+
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 namespace lutra::transport::tcp {
 
-static_assert(std::endian::native == std::endian::little,
-              "frames are little-endian and copied as they are");
+using kit::decode;
+using kit::encode;
 
 static constexpr std::uint16_t kMagic = 0x544c; // "LT" on the wire
 static constexpr std::uint8_t kWireVersion = 1;
 static constexpr std::size_t kHeaderSize = 32;
 
 // Sanity bounds on what a peer may propose.
-static constexpr std::uint32_t kMinMessageSize = 64;
-static constexpr std::uint32_t kMaxMessageSize = 16u << 20;
-static constexpr std::uint64_t kMinBulkSize = 4096;
-static constexpr std::uint64_t kMaxBulkSize = 1u << 30; // fits the u32 size of a get request
-static constexpr std::uint32_t kMaxQueueDepth = 1024;
-static_assert(kMaxBulkSize <= UINT32_MAX);
+static constexpr kit::LimitBounds kBounds{
+    .minMessageSize = 64,
+    .maxMessageSize = 16u << 20,
+    .minBulkSize = 4096,
+    .maxBulkSize = 1u << 30, // fits the u32 size of a get request
+    .maxQueueDepth = 1024,
+};
+static_assert(kBounds.maxBulkSize <= UINT32_MAX);
 
 enum class FrameType : std::uint8_t {
     hello = 1,      // connector -> acceptor, payload Hello
@@ -55,7 +58,8 @@ static_assert(sizeof(Hello) == 16);
 
 // What a tcp bulk descriptor holds: the exposing side's slot and generation, and the size.
 struct WireDescriptor {
-    std::uint8_t format = 'T';
+    static constexpr std::uint8_t kFormat = 'T';
+    std::uint8_t format = kFormat;
     std::uint8_t access = 0;
     std::uint16_t reserved = 0;
     std::uint32_t slot = 0;
@@ -76,17 +80,6 @@ inline std::uint32_t slotOf(std::uint64_t cookie) noexcept
 inline std::uint32_t generationOf(std::uint64_t cookie) noexcept
 {
     return static_cast<std::uint32_t>(cookie >> 32);
-}
-
-template <typename T> inline void encode(const T &value, std::byte *out) noexcept
-{
-    std::memcpy(out, &value, sizeof(T));
-}
-template <typename T> inline T decode(const std::byte *in) noexcept
-{
-    T value;
-    std::memcpy(&value, in, sizeof(T));
-    return value;
 }
 
 } // namespace lutra::transport::tcp

@@ -5,6 +5,10 @@
 #include <lutra/transport.h>
 
 #include "tcp_frame.h"
+#include "transport/kit/connection_base.h"
+#include "transport/kit/errno_text.h"
+#include "transport/kit/reactor.h"
+#include "transport/kit/slot_table.h"
 
 #include <sys/uio.h>
 
@@ -33,43 +37,30 @@ static_assert(kIovBatch <= 1024, "IOV_MAX");
 class Engine;
 class IoThread;
 
-// Something with a file descriptor in an I/O thread's epoll set.
-class Pollable {
-public:
-    virtual ~Pollable() = default;
-    virtual void onEvents(std::uint32_t events) noexcept = 0;
-};
+using Pollable = kit::EventSource;
 
-class TcpConnection final : public Connection,
-                            public Pollable,
+class TcpConnection final : public kit::ConnectionBase,
+                            public kit::EventSource,
+                            public kit::ReadyItem,
                             public std::enable_shared_from_this<TcpConnection> {
 public:
     TcpConnection(std::shared_ptr<Engine> engine, IoThread &thread, int fd, Handler &handler,
                   std::string peer, bool accepted);
     ~TcpConnection() override;
 
-    // Connection
-    const Limits &limits() const noexcept override { return m_limits; }
-    std::string_view peer() const noexcept override { return m_peer; }
-    bool connected() const noexcept override { return m_connected.load(); }
-    void setContext(void *context) noexcept override { m_context.store(context); }
-    void *context() const noexcept override { return m_context.load(); }
+    // Connection (limits, peer, context, bulkPut/bulkGet: kit::ConnectionBase)
     Status send(std::span<const std::byte> message, Deadline deadline) noexcept override;
     Result<BulkDescriptor> exposeBulk(std::span<const Segment> segments,
                                       BulkAccess access) noexcept override;
     void unexposeBulk(const BulkDescriptor &descriptor) noexcept override;
-    Status bulkPut(const BulkDescriptor &remote, std::span<const Segment> local, std::uint64_t tag,
-                   Deadline deadline) noexcept override;
-    Status bulkGet(const BulkDescriptor &remote, std::span<const Segment> local, std::uint64_t tag,
-                   Deadline deadline) noexcept override;
     Status bulkPutFile(const BulkDescriptor &remote, const FileRange &file, std::uint64_t tag,
                        Deadline deadline) noexcept override;
     void close() noexcept override;
 
-    // Pollable (I/O thread)
+    // EventSource (I/O thread)
     void onEvents(std::uint32_t events) noexcept override;
-    // I/O thread: the connection was taken off its thread's write list; write what is queued.
-    void onWriteQueued() noexcept;
+    // ReadyItem (I/O thread): taken off its thread's write list; write what is queued.
+    void onReady() noexcept override;
 
     // Control path.
     // Allocates every buffer for the negotiated limits; after this the hot path allocates nothing.
@@ -106,18 +97,14 @@ private:
         int fileError = 0;
     };
     struct Op {
-        bool active = false;
         bool isGet = false;
-        std::uint32_t generation = 0;
         std::uint32_t count = 0;
         std::uint64_t total = 0;
         std::uint64_t tag = 0;
         iovec *iov = nullptr; // kMaxBulkSegments entries in m_opIov
     };
     struct Exposure {
-        bool active = false;
         BulkAccess access = BulkAccess::putInto;
-        std::uint32_t generation = 0;
         std::uint32_t count = 0;
         std::uint64_t total = 0;
         iovec *iov = nullptr; // kMaxBulkSegments entries in m_exposureIov
@@ -139,24 +126,15 @@ private:
     // Writes the head entry's file payload with sendfile: bytes written, -1 to stop for now.
     std::int64_t sendFilePayload(int fd) noexcept;
     bool completeWritten(std::uint64_t written) noexcept;
-    bool waitLocked(std::unique_lock<std::mutex> &lock, Deadline deadline,
-                    const std::vector<std::uint32_t> &freeList) noexcept;
     Status closedStatusLocked() const;
-    Result<WireDescriptor> decodeDescriptor(const BulkDescriptor &descriptor,
-                                            BulkAccess expected) const noexcept;
     Status startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
                      const FileRange *file, std::uint64_t tag, Deadline deadline,
-                     bool isGet) noexcept;
+                     bool isGet) noexcept override;
     void onHello() noexcept;
 
     std::shared_ptr<Engine> m_engine;
     IoThread &m_thread;
-    Handler &m_handler;
-    const std::string m_peer;
     const bool m_accepted;
-    std::atomic<void *> m_context{nullptr};
-    std::atomic<bool> m_connected{false};
-    Limits m_limits;
     Clock::time_point m_handshakeDeadline;
     bool m_announced = false; // the host knows this connection: report its disconnect
 
@@ -174,12 +152,10 @@ private:
     std::vector<std::byte> m_messageBuffers; // queueDepth × maxMessageSize
     std::vector<iovec> m_messageIov;         // one per message slot
     std::vector<std::uint32_t> m_freeMessages;
-    std::vector<Op> m_ops;
+    kit::SlotTable<Op> m_ops;
     std::vector<iovec> m_opIov;
-    std::vector<std::uint32_t> m_freeOps;
-    std::vector<Exposure> m_exposures;
+    kit::SlotTable<Exposure> m_exposures;
     std::vector<iovec> m_exposureIov;
-    std::vector<std::uint32_t> m_freeExposures;
     std::uint32_t m_pendingGetData = 0; // answers queued for the peer's get requests
 
     // I/O thread only.
@@ -199,72 +175,45 @@ private:
     std::array<iovec, kIovBatch> m_txIov{};
 };
 
-class IoThread {
+// One I/O thread: the kit's reactor (epoll, posted work, the write list) plus the connections
+// and listeners it owns, and the handshake sweep.
+class IoThread final : public kit::Reactor {
 public:
-    IoThread(Engine &engine, std::size_t index);
-    ~IoThread();
-    IoThread(const IoThread &) = delete;
-    IoThread &operator=(const IoThread &) = delete;
-
-    Status start();
-    void stop() noexcept; // tears down every connection and joins
+    explicit IoThread(Engine &engine);
+    ~IoThread() override;
 
     // Control path, any thread.
     Status adopt(const std::shared_ptr<TcpConnection> &connection);
     Status addPollable(const std::shared_ptr<Pollable> &pollable, int fd);
-    // Runs `work` on this I/O thread and waits for it (directly when already on it).
-    void runSync(const std::function<void()> &work);
-    // Queues `work` for the I/O thread; false once the thread has stopped.
-    [[nodiscard]] bool post(std::function<void()> work);
     // Hot path, any thread, with the connection's mutex held: the connection has frames to
-    // write. One eventfd write wakes the thread for every connection queued until it runs (none
-    // from the I/O thread itself, which flushes the list after each epoll batch).
-    void queueWrite(std::shared_ptr<TcpConnection> connection) noexcept;
+    // write (the reactor's ready list: one eventfd write wakes the thread for every connection
+    // queued until it runs, none from the I/O thread itself).
+    void queueWrite(std::shared_ptr<TcpConnection> connection) noexcept
+    {
+        queueReady(std::move(connection));
+    }
 
     // I/O thread only.
     void retire(TcpConnection *connection) noexcept;
     void removePollable(Pollable *pollable, int fd) noexcept;
-    bool onThread() const noexcept { return std::this_thread::get_id() == m_thread.get_id(); }
-    int epollFd() const noexcept { return m_epoll; }
     std::byte *scratch() noexcept { return m_scratch.data(); }
 
 private:
-    void run() noexcept;
-    void runCommands() noexcept;
-    // Writes for every connection on the write list; true when more were queued meanwhile.
-    bool flushWrites() noexcept;
+    void afterBatch() noexcept override; // handshake sweep, then the graveyard
+    void onShutdown() noexcept override; // every connection is told and closed
 
     Engine &m_engine;
-    std::size_t m_index;
-    int m_epoll = -1;
-    int m_wake = -1;         // commands (post), level-triggered and read
-    int m_writeWake = -1;    // the write list (queueWrite), edge-triggered and never read
-    char m_writeWakeTag = 0; // its epoll data.ptr, an address no Pollable has
-    std::thread m_thread;
-    std::atomic<bool> m_stop{false};
     std::vector<std::byte> m_scratch;
+    Clock::time_point m_lastSweep = Clock::now();
 
-    std::mutex m_mutex; // guards the members below
+    // Guarded by the reactor's m_mutex.
     std::vector<std::shared_ptr<TcpConnection>> m_connections;
     std::vector<std::shared_ptr<Pollable>> m_pollables;
-    std::vector<std::function<void()>> m_commands;
-    bool m_stopped = false;
 
     // I/O thread only: objects retired during an epoll batch, released after it so that a later
     // event in the same batch never sees a destroyed object.
     std::vector<std::shared_ptr<TcpConnection>> m_graveyard;
     std::vector<std::shared_ptr<Pollable>> m_retiredPollables;
-    std::vector<std::shared_ptr<TcpConnection>> m_writing; // the write list being flushed
-
-    // Its own mutex: queueWrite runs with a connection's mutex held, and the thread's m_mutex is
-    // held while connections are locked (the handshake sweep), so sharing it would deadlock.
-    std::mutex m_writeMutex; // guards the four below; never held while taking another lock
-    // Connections with frames to write (capacity reserved per adopted connection, so queueing
-    // does not allocate) and whether the eventfd was written since the thread last took them.
-    std::vector<std::shared_ptr<TcpConnection>> m_writeList;
-    std::size_t m_writeCapacity = 0; // connections adopted so far
-    bool m_wakePending = false;
-    bool m_writesStopped = false;
 };
 
 class Engine {
@@ -283,6 +232,6 @@ private:
     std::atomic<std::uint32_t> m_next{0};
 };
 
-std::string errnoText(int error);
+using kit::errnoText;
 
 } // namespace lutra::transport::tcp

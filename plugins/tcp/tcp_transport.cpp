@@ -2,6 +2,8 @@
 // I/O threads and teardown. Allocation and blocking are allowed here; they are not in
 // tcp_datapath.cpp.
 #include "tcp_internal.h"
+#include "transport/kit/deadline.h"
+#include "transport/kit/limits.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -22,14 +24,9 @@
 
 namespace lutra::transport::tcp {
 
-std::string errnoText(int error)
-{
-    char buffer[128];
-    // GNU strerror_r returns the text, which may not be in buffer.
-    return strerror_r(error, buffer, sizeof(buffer));
-}
-
 namespace {
+
+using kit::remainingMs;
 
 struct Address {
     sockaddr_in addr{};
@@ -106,13 +103,6 @@ private:
     int m_fd;
 };
 
-int remainingMs(Deadline deadline)
-{
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, INT32_MAX));
-}
-
 // Blocking (with a deadline) transfer of exactly `size` bytes on a nonblocking socket; used only
 // for the handshake on the connecting thread.
 Status transferAll(int fd, std::byte *data, std::size_t size, bool sending, Deadline deadline,
@@ -146,17 +136,19 @@ Status transferAll(int fd, std::byte *data, std::size_t size, bool sending, Dead
     return {};
 }
 
+Limits limitsOf(const Hello &hello) noexcept
+{
+    return {hello.maxMessageSize, hello.maxBulkSize, hello.queueDepth};
+}
+
+Hello helloOf(const Limits &limits) noexcept
+{
+    return {limits.maxMessageSize, limits.queueDepth, limits.maxBulkSize};
+}
+
 Status checkLimits(const Hello &hello)
 {
-    if (hello.maxMessageSize < kMinMessageSize || hello.maxMessageSize > kMaxMessageSize ||
-        hello.maxBulkSize < kMinBulkSize || hello.maxBulkSize > kMaxBulkSize ||
-        hello.queueDepth == 0 || hello.queueDepth > kMaxQueueDepth) {
-        return {Errc::protocol_error, "limits out of range (message " +
-                                          std::to_string(hello.maxMessageSize) + ", bulk " +
-                                          std::to_string(hello.maxBulkSize) + ", depth " +
-                                          std::to_string(hello.queueDepth) + ")"};
-    }
-    return {};
+    return kit::checkLimits(limitsOf(hello), kBounds);
 }
 
 class ListenSocket final : public Pollable {
@@ -306,8 +298,7 @@ public:
         header.type = static_cast<std::uint8_t>(FrameType::hello);
         header.length = sizeof(Hello);
         encode(header, frame.data());
-        encode(Hello{own.maxMessageSize, own.queueDepth, own.maxBulkSize},
-               frame.data() + kHeaderSize);
+        encode(helloOf(own), frame.data() + kHeaderSize);
         if (auto status = transferAll(fd.get(), frame.data(), frame.size(), true, deadline, peer);
             !status.ok()) {
             return status;
@@ -324,8 +315,7 @@ public:
             return Status(Errc::protocol_error, peer + ": not a lutra tcp peer (bad handshake)");
         }
         if (auto status = checkLimits(hello);
-            !status.ok() || hello.maxMessageSize > own.maxMessageSize ||
-            hello.maxBulkSize > own.maxBulkSize || hello.queueDepth > own.queueDepth) {
+            !status.ok() || !kit::fitsWithin(limitsOf(hello), own)) {
             return Status(Errc::protocol_error, peer + ": peer answered bad limits");
         }
 
@@ -333,7 +323,7 @@ public:
         auto connection =
             std::make_shared<TcpConnection>(m_engine, thread, fd.release(), handler, peer, false);
         connection->setContext(context);
-        connection->establish({hello.maxMessageSize, hello.maxBulkSize, hello.queueDepth});
+        connection->establish(limitsOf(hello));
         connection->markAnnounced();
         if (auto status = thread.adopt(connection); !status.ok()) {
             return status;
@@ -359,9 +349,7 @@ private:
 
 Result<std::unique_ptr<Transport>> createTcp(const TransportOptions &options)
 {
-    Hello proposed{options.proposed.maxMessageSize, options.proposed.queueDepth,
-                   options.proposed.maxBulkSize};
-    if (auto status = checkLimits(proposed); !status.ok()) {
+    if (auto status = kit::checkLimits(options.proposed, kBounds); !status.ok()) {
         return Status(Errc::out_of_range, "tcp transport: proposed " + status.message());
     }
     if (options.ioThreads == 0 || options.ioThreads > 64) {
@@ -369,7 +357,7 @@ Result<std::unique_ptr<Transport>> createTcp(const TransportOptions &options)
     }
     auto engine = std::make_shared<Engine>(options);
     for (std::size_t i = 0; i < options.ioThreads; ++i) {
-        engine->threads().push_back(std::make_unique<IoThread>(*engine, i));
+        engine->threads().push_back(std::make_unique<IoThread>(*engine));
     }
     auto transport = std::make_unique<TcpTransport>(engine);
     for (auto &thread : engine->threads()) {
@@ -392,54 +380,14 @@ IoThread &Engine::pickThread() noexcept
     return *m_threads[m_next.fetch_add(1) % m_threads.size()];
 }
 
-IoThread::IoThread(Engine &engine, std::size_t index)
-    : m_engine(engine), m_index(index), m_scratch(kScratchSize)
+IoThread::IoThread(Engine &engine)
+    : kit::Reactor("tcp transport", kEpollTimeoutMs), m_engine(engine), m_scratch(kScratchSize)
 {
 }
 
 IoThread::~IoThread()
 {
     stop();
-    if (m_epoll >= 0) {
-        ::close(m_epoll);
-    }
-    if (m_wake >= 0) {
-        ::close(m_wake);
-    }
-    if (m_writeWake >= 0) {
-        ::close(m_writeWake);
-    }
-}
-
-Status IoThread::start()
-{
-    m_epoll = epoll_create1(EPOLL_CLOEXEC);
-    m_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    m_writeWake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (m_epoll < 0 || m_wake < 0 || m_writeWake < 0) {
-        return {Errc::io_error, "tcp transport: epoll/eventfd: " + errnoText(errno)};
-    }
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.ptr = nullptr; // the wake-up fd
-    epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_wake, &event);
-    // Edge-triggered: every write is an event, so the thread never reads it (one syscall per
-    // wake-up, the writer's). The counter would need 2^64 - 1 wake-ups to fill.
-    event.events = EPOLLIN | EPOLLET;
-    event.data.ptr = &m_writeWakeTag;
-    epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_writeWake, &event);
-    m_thread = std::thread([this] { run(); });
-    return {};
-}
-
-void IoThread::stop() noexcept
-{
-    if (m_thread.joinable()) {
-        m_stop.store(true);
-        const std::uint64_t one = 1;
-        [[maybe_unused]] auto n = ::write(m_wake, &one, sizeof(one));
-        m_thread.join();
-    }
 }
 
 Status IoThread::adopt(const std::shared_ptr<TcpConnection> &connection)
@@ -448,17 +396,13 @@ Status IoThread::adopt(const std::shared_ptr<TcpConnection> &connection)
     if (m_stopped) {
         return {Errc::unavailable, "tcp transport is shutting down"};
     }
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.ptr = static_cast<Pollable *>(connection.get());
-    if (epoll_ctl(m_epoll, EPOLL_CTL_ADD, connection->fd(), &event) != 0) {
-        return {Errc::io_error, "epoll_ctl: " + errnoText(errno)};
+    if (auto status = watch(connection->fd(), EPOLLIN, static_cast<Pollable *>(connection.get()));
+        !status.ok()) {
+        return status;
     }
     m_connections.push_back(connection);
     // Room for every connection on the write list at once: queueWrite never allocates.
-    std::lock_guard writeLock(m_writeMutex);
-    m_writeCapacity = m_connections.size();
-    m_writeList.reserve(m_writeCapacity);
+    reserveReady(m_connections.size());
     return {};
 }
 
@@ -468,11 +412,8 @@ Status IoThread::addPollable(const std::shared_ptr<Pollable> &pollable, int fd)
     if (m_stopped) {
         return {Errc::unavailable, "tcp transport is shutting down"};
     }
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.ptr = pollable.get();
-    if (epoll_ctl(m_epoll, EPOLL_CTL_ADD, fd, &event) != 0) {
-        return {Errc::io_error, "epoll_ctl: " + errnoText(errno)};
+    if (auto status = watch(fd, EPOLLIN, pollable.get()); !status.ok()) {
+        return status;
     }
     m_pollables.push_back(pollable);
     return {};
@@ -480,7 +421,7 @@ Status IoThread::addPollable(const std::shared_ptr<Pollable> &pollable, int fd)
 
 void IoThread::removePollable(Pollable *pollable, int fd) noexcept
 {
-    epoll_ctl(m_epoll, EPOLL_CTL_DEL, fd, nullptr);
+    unwatch(fd);
     std::lock_guard lock(m_mutex);
     const auto it = std::find_if(m_pollables.begin(), m_pollables.end(),
                                  [pollable](const auto &p) { return p.get() == pollable; });
@@ -501,146 +442,38 @@ void IoThread::retire(TcpConnection *connection) noexcept
     }
 }
 
-bool IoThread::post(std::function<void()> work)
+void IoThread::afterBatch() noexcept
 {
-    {
-        std::lock_guard lock(m_mutex);
-        if (m_stopped) {
-            return false;
-        }
-        m_commands.push_back(std::move(work));
-    }
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(m_wake, &one, sizeof(one));
-    return true;
-}
-
-void IoThread::queueWrite(std::shared_ptr<TcpConnection> connection) noexcept
-{
-    bool wake = false;
-    {
-        std::lock_guard lock(m_writeMutex);
-        if (m_writesStopped) {
-            return;
-        }
-        m_writeList.push_back(std::move(connection));
-        if (!m_wakePending && !onThread()) {
-            m_wakePending = true;
-            wake = true;
-        }
-    }
-    if (wake) {
-        const std::uint64_t one = 1;
-        [[maybe_unused]] auto n = ::write(m_writeWake, &one, sizeof(one));
-    }
-}
-
-bool IoThread::flushWrites() noexcept
-{
-    {
-        std::lock_guard lock(m_writeMutex);
-        m_writing.swap(m_writeList);
-        m_writeList.reserve(m_writeCapacity); // allocates only when connections were added
-        m_wakePending = false;
-    }
-    for (const auto &connection : m_writing) {
-        connection->onWriteQueued();
-    }
-    m_writing.clear();
-    std::lock_guard lock(m_writeMutex);
-    return !m_writeList.empty();
-}
-
-void IoThread::runSync(const std::function<void()> &work)
-{
-    if (onThread() || !m_thread.joinable()) {
-        work();
-        return;
-    }
-    std::promise<void> done;
-    auto future = done.get_future();
-    const bool posted = post([&work, &done] {
-        work();
-        done.set_value();
-    });
-    if (!posted) {
-        work(); // the thread has stopped: nothing else touches its objects
-        return;
-    }
-    future.wait();
-}
-
-void IoThread::runCommands() noexcept
-{
-    std::vector<std::function<void()>> commands;
-    {
-        std::lock_guard lock(m_mutex);
-        commands.swap(m_commands);
-    }
-    for (auto &command : commands) {
-        command();
-    }
-}
-
-void IoThread::run() noexcept
-{
-    std::array<epoll_event, kEpollBatch> events{};
-    auto lastSweep = Clock::now();
-    bool writesLeft = false;
-    while (!m_stop.load()) {
-        // Writes left over from the last round (budget spent): look for events, do not sleep.
-        const int n =
-            epoll_wait(m_epoll, events.data(), kEpollBatch, writesLeft ? 0 : kEpollTimeoutMs);
-        for (int i = 0; i < n; ++i) {
-            if (events[i].data.ptr == &m_writeWakeTag) {
-                continue; // flushWrites below does the work
-            }
-            if (events[i].data.ptr == nullptr) {
-                std::uint64_t count = 0;
-                [[maybe_unused]] auto r = ::read(m_wake, &count, sizeof(count));
-                runCommands();
-                continue;
-            }
-            static_cast<Pollable *>(events[i].data.ptr)->onEvents(events[i].events);
-        }
-        // Frames queued by other threads (the eventfd woke us) and by this batch's handlers.
-        writesLeft = flushWrites();
-        const auto now = Clock::now();
-        if (now - lastSweep >= std::chrono::milliseconds(kEpollTimeoutMs)) {
-            lastSweep = now;
-            std::vector<std::shared_ptr<TcpConnection>> expired;
-            {
-                std::lock_guard lock(m_mutex);
-                for (const auto &connection : m_connections) {
-                    if (connection->handshakeExpired(now)) {
-                        expired.push_back(connection);
-                    }
+    const auto now = Clock::now();
+    if (now - m_lastSweep >= std::chrono::milliseconds(kEpollTimeoutMs)) {
+        m_lastSweep = now;
+        std::vector<std::shared_ptr<TcpConnection>> expired;
+        {
+            std::lock_guard lock(m_mutex);
+            for (const auto &connection : m_connections) {
+                if (connection->handshakeExpired(now)) {
+                    expired.push_back(connection);
                 }
             }
-            for (const auto &connection : expired) {
-                connection->teardown({Errc::timeout, "no hello from the peer in time"});
-            }
         }
-        std::lock_guard lock(m_mutex);
-        m_graveyard.clear();
-        m_retiredPollables.clear();
+        for (const auto &connection : expired) {
+            connection->teardown({Errc::timeout, "no hello from the peer in time"});
+        }
     }
+    std::lock_guard lock(m_mutex);
+    m_graveyard.clear();
+    m_retiredPollables.clear();
+}
 
-    // Shutdown: no new work, then every connection is told and closed.
+void IoThread::onShutdown() noexcept
+{
     std::vector<std::shared_ptr<TcpConnection>> connections;
     {
         std::lock_guard lock(m_mutex);
-        m_stopped = true;
         connections = m_connections;
     }
-    runCommands();
     for (const auto &connection : connections) {
         connection->teardown({Errc::cancelled, "transport shutting down"});
-    }
-    {
-        std::lock_guard writeLock(m_writeMutex);
-        m_writesStopped = true;
-        m_writeList.clear();
     }
     std::lock_guard lock(m_mutex);
     m_pollables.clear();
@@ -652,7 +485,7 @@ void IoThread::run() noexcept
 
 TcpConnection::TcpConnection(std::shared_ptr<Engine> engine, IoThread &thread, int fd,
                              Handler &handler, std::string peer, bool accepted)
-    : m_engine(std::move(engine)), m_thread(thread), m_handler(handler), m_peer(std::move(peer)),
+    : kit::ConnectionBase(handler, std::move(peer)), m_engine(std::move(engine)), m_thread(thread),
       m_accepted(accepted), m_handshakeDeadline(Clock::now() + m_engine->options().connectTimeout),
       m_fd(fd)
 {
@@ -681,12 +514,11 @@ void TcpConnection::establish(const Limits &limits)
     m_rxMessage.resize(limits.maxMessageSize);
     m_done.reserve(depth);
     for (std::size_t i = depth; i-- > 0;) {
+        const auto slot = static_cast<std::uint32_t>(i);
         m_messageIov[i].iov_base = m_messageBuffers.data() + i * limits.maxMessageSize;
-        m_ops[i].iov = &m_opIov[i * kMaxBulkSegments];
-        m_exposures[i].iov = &m_exposureIov[i * kMaxBulkSegments];
-        m_freeMessages.push_back(static_cast<std::uint32_t>(i));
-        m_freeOps.push_back(static_cast<std::uint32_t>(i));
-        m_freeExposures.push_back(static_cast<std::uint32_t>(i));
+        m_ops[slot].value.iov = &m_opIov[i * kMaxBulkSegments];
+        m_exposures[slot].value.iov = &m_exposureIov[i * kMaxBulkSegments];
+        m_freeMessages.push_back(slot);
     }
     m_state = State::established;
     m_connected.store(true);
@@ -703,13 +535,9 @@ void TcpConnection::onHello() noexcept
         protocolError("bad hello: " + status.message());
         return;
     }
-    const Limits &own = m_engine->options().proposed;
-    const Limits agreed{std::min(own.maxMessageSize, hello.maxMessageSize),
-                        std::min(own.maxBulkSize, hello.maxBulkSize),
-                        std::min(own.queueDepth, hello.queueDepth)};
+    const Limits agreed = kit::agree(m_engine->options().proposed, limitsOf(hello));
     establish(agreed);
-    encode(Hello{agreed.maxMessageSize, agreed.queueDepth, agreed.maxBulkSize},
-           m_helloBytes.data());
+    encode(helloOf(agreed), m_helloBytes.data());
     m_helloIov = {m_helloBytes.data(), m_helloBytes.size()};
     FrameHeader header;
     header.type = static_cast<std::uint8_t>(FrameType::helloAck);
@@ -764,14 +592,14 @@ void TcpConnection::teardown(const Status &reason) noexcept
         m_state = State::closed;
         m_connected.store(false);
         m_closeReason = reason;
-        for (auto &op : m_ops) {
-            if (op.active) {
-                op.active = false;
-                m_done.push_back({op.tag, 0});
+        for (std::uint32_t slot = 0; slot < m_ops.size(); ++slot) {
+            if (m_ops[slot].active) {
+                m_done.push_back({m_ops[slot].value.tag, 0});
+                m_ops.release(slot);
             }
         }
         if (m_fd >= 0) {
-            epoll_ctl(m_thread.epollFd(), EPOLL_CTL_DEL, m_fd, nullptr);
+            m_thread.unwatch(m_fd);
             ::close(m_fd);
             m_fd = -1;
         }

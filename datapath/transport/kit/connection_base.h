@@ -1,0 +1,87 @@
+#pragma once
+// What every plugin's Connection has in common: the negotiated limits, the peer's URI, the host
+// context, the connected flag, bulkPut/bulkGet as one startBulk, and the texts of a closed
+// connection and of a full queue. The plugin's connection derives from it and implements the
+// rest (send, expose, startBulk, close).
+
+#include <lutra/status.h>
+#include <lutra/transport.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace lutra::transport::kit {
+
+class ConnectionBase : public Connection {
+public:
+    ConnectionBase(Handler &handler, std::string peer) : m_handler(handler), m_peer(std::move(peer))
+    {
+    }
+
+    const Limits &limits() const noexcept override { return m_limits; }
+    std::string_view peer() const noexcept override { return m_peer; }
+    bool connected() const noexcept override { return m_connected.load(); }
+    void setContext(void *context) noexcept override { m_context.store(context); }
+    void *context() const noexcept override { return m_context.load(); }
+
+    Status bulkPut(const BulkDescriptor &remote, std::span<const Segment> local, std::uint64_t tag,
+                   Deadline deadline) noexcept override
+    {
+        return startBulk(remote, local, nullptr, tag, deadline, false);
+    }
+    Status bulkGet(const BulkDescriptor &remote, std::span<const Segment> local, std::uint64_t tag,
+                   Deadline deadline) noexcept override
+    {
+        return startBulk(remote, local, nullptr, tag, deadline, true);
+    }
+
+protected:
+    // A put (of `local`, or of `file` when not null) into the peer's memory, or a get from it.
+    virtual Status startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
+                             const FileRange *file, std::uint64_t tag, Deadline deadline,
+                             bool isGet) noexcept = 0;
+
+    // unavailable "connection to <peer> is closed[: <reason>]" (no reason while it is ok).
+    Status closedStatus(const Status &reason) const
+    {
+        if (!reason.ok()) {
+            return {Errc::unavailable,
+                    "connection to " + m_peer + " is closed: " + reason.toString()};
+        }
+        return {Errc::unavailable, "connection to " + m_peer + " is closed"};
+    }
+    // resource_exhausted "<what> queue to <peer> is full (depth D<detail>)".
+    Status queueFull(std::string_view what, std::string_view detail = {}) const
+    {
+        return {Errc::resource_exhausted,
+                std::string(what) + " queue to " + m_peer + " is full (depth " +
+                    std::to_string(m_limits.queueDepth) + std::string(detail) + ")"};
+    }
+
+    // Waits on `space` until `ready()` (credit, or the connection closed: the caller's predicate
+    // says both) or the deadline; noWait() never waits. False on timeout.
+    template <typename Ready>
+    static bool waitUntil(std::unique_lock<std::mutex> &lock, std::condition_variable &space,
+                          Deadline deadline, Ready ready) noexcept
+    {
+        while (!ready()) {
+            if (deadline == Deadline::min() || Clock::now() >= deadline) {
+                return false;
+            }
+            space.wait_until(lock, deadline);
+        }
+        return true;
+    }
+
+    Handler &m_handler;
+    const std::string m_peer;
+    std::atomic<void *> m_context{nullptr};
+    std::atomic<bool> m_connected{false};
+    Limits m_limits;
+};
+
+} // namespace lutra::transport::kit
