@@ -682,12 +682,19 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
 }
 
 Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::ObjectKey &key,
-                                        ObjectState &object, std::string_view job)
+                                        ObjectState &object, std::string_view job,
+                                        transport::Deadline deadline)
 {
     if (job.empty()) {
         job = "lutra.writeback"; // every RPC carries a job id; a lock's last job may be unknown
     }
-    std::lock_guard serial(object.writeback);
+    std::unique_lock serial(object.writeback, std::defer_lock);
+    if (deadline == transport::Deadline::max()) {
+        serial.lock();
+    } else if (!serial.try_lock_until(deadline)) {
+        return Status(Errc::timeout, "object " + std::to_string(key.object) +
+                                         ": another write-back of it still ran at the deadline");
+    }
     // Whatever is dirty now is written below; a writer from here on sets its bit again.
     const std::uint64_t dirtiedBy = object.dirtiedBy.exchange(0, std::memory_order_acq_rel);
     ThreadScratch<WriteBackScratch> scratch;
@@ -735,7 +742,7 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
                 object.handle.load(), run[piece.first].index(),
                 static_cast<std::uint32_t>(piece.count), static_cast<std::uint16_t>(lastBytes),
                 std::span(scratch->segments).subspan(piece.segmentBegin, piece.segmentCount), job,
-                waiter.completionFor(p));
+                waiter.completionFor(p), transport::Deadline::max(), deadline);
             if (!submitted) {
                 waiter.refused(p, submitted);
             }
@@ -751,6 +758,9 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
             // Go on with the rest of the object: one bad range must not hold back the others.
             if (firstError.ok()) {
                 firstError = status;
+            }
+            if (transport::Clock::now() >= deadline) {
+                break; // the rest stays dirty too; the caller has given up
             }
         }
     }
@@ -794,12 +804,19 @@ void Engine::ageLocks()
     }
 }
 
-Result<Engine::CleanupReport> Engine::cleanup(std::string_view job)
+Result<Engine::CleanupReport> Engine::cleanup(std::string_view job, transport::Deadline deadline)
 {
     CleanupReport report;
     const engine::JobTag tag = job.empty() ? 0 : jobs.tag(job);
     const std::string writer = job.empty() ? std::string("lutra.cleanup") : std::string(job);
-    fills.quiesce(); // readahead in flight lands first, so it can be dropped with the rest
+    const auto pastDeadline = [&] { return transport::Clock::now() >= deadline; };
+    // Readahead in flight lands first, so it can be dropped with the rest.
+    if (!fills.quiesce(deadline)) {
+        report.errors.push_back("reads in flight had not landed at the deadline: their pages "
+                                "stay cached");
+    }
+    std::size_t objectsLeft = 0;
+    std::size_t targetsLeft = 0;
     for (auto &target : targets) {
         // Dirty data first, whoever's lock covers it: nothing written is lost to a cleanup.
         // A job's flush writes back only the objects that job dirtied (the others' data is
@@ -809,7 +826,11 @@ Result<Engine::CleanupReport> Engine::cleanup(std::string_view job)
                                  ObjectState::jobBit(tag)) == 0) {
                 continue;
             }
-            auto written = writeBack(*target, {target->index, objectId}, *object, writer);
+            if (pastDeadline()) {
+                ++objectsLeft; // stays dirty, flushed by a later flush, fsync or lock cancel
+                continue;
+            }
+            auto written = writeBack(*target, {target->index, objectId}, *object, writer, deadline);
             if (!written) {
                 // Kept dirty, under its lock: the lock's cancel below fails and keeps it too.
                 report.errors.push_back(written.status().toString());
@@ -817,13 +838,23 @@ Result<Engine::CleanupReport> Engine::cleanup(std::string_view job)
             }
             report.bytesWrittenBack += *written;
         }
+        if (pastDeadline()) {
+            ++targetsLeft; // its locks stay cached; cancelling one would write back first
+            continue;
+        }
         const locks::CancelReport cancelled =
-            job.empty() ? target->locks->clear() : target->locks->cancelJob(tag);
+            job.empty() ? target->locks->clear(deadline) : target->locks->cancelJob(tag, deadline);
         report.locksCancelled += cancelled.locksCancelled;
         report.pagesDropped += cancelled.pagesDropped;
         report.bytesWrittenBack += cancelled.bytesWritten;
         report.errors.insert(report.errors.end(), cancelled.messages.begin(),
                              cancelled.messages.end());
+    }
+    if (objectsLeft != 0 || targetsLeft != 0) {
+        report.errors.push_back(
+            "deadline reached: " + std::to_string(objectsLeft) +
+            " objects not written back and the locks on " + std::to_string(targetsLeft) +
+            " targets not cancelled (their data stays cached and dirty, written back later)");
     }
     const cache::ReleaseCounts released = job.empty() ? cache.releaseAll() : cache.releaseJob(tag);
     report.pagesDropped += released.dropped;

@@ -41,7 +41,7 @@ struct ObjectState {
     };
     std::vector<OpenHandle> handles;    // every open's handle (guarded by the target's mutex)
     std::atomic<std::uint64_t> size{0}; // bytes, as far as this client knows
-    std::mutex writeback;               // one write-back of this object at a time
+    std::timed_mutex writeback;         // one write-back of this object at a time
     // Jobs that dirtied pages since the last write-back began, one bit per tag % 64 (a shared
     // bit only costs an extra write-back): a job's flush writes back these objects only.
     std::atomic<std::uint64_t> dirtiedBy{0};
@@ -126,20 +126,25 @@ public:
                     std::uint64_t fileSize);
     Result<std::size_t> writeObject(FileData &file, std::uint32_t target, std::uint64_t offset,
                                     std::span<const std::byte> in);
-    // Writes back every dirty page of the object (fsync, close, dirty limit, lock cancel).
+    // Writes back every dirty page of the object (fsync, close, dirty limit, lock cancel). With
+    // a `deadline` (a job's flush) what is not written by then stays dirty: Errc::timeout.
     Result<std::uint64_t> writeBack(TargetContext &target, const engine::ObjectKey &key,
-                                    ObjectState &object, std::string_view job);
+                                    ObjectState &object, std::string_view job,
+                                    transport::Deadline deadline = transport::Deadline::max());
 
     // Per-job cleanup: write back, cancel the job's unused locks (all unused locks for an empty
     // job), drop the job's (or every) clean page, in batches. A write-back that fails keeps its
     // data and its lock (tried again later) and is reported in `errors`; the rest goes on.
+    // Every wait ends at `deadline`: what is left then (dirty data, lock cancels, readahead in
+    // flight) stays for later and is named in `errors`; clean pages are dropped regardless.
     struct CleanupReport {
         std::uint64_t locksCancelled = 0;
         std::uint64_t pagesDropped = 0;
         std::uint64_t bytesWrittenBack = 0;
         std::vector<std::string> errors;
     };
-    Result<CleanupReport> cleanup(std::string_view job);
+    Result<CleanupReport> cleanup(std::string_view job,
+                                  transport::Deadline deadline = transport::Deadline::max());
 
     jobs::JobStats jobStats{jobs::JobStats::targetDefs()}; // llite.<fs>.job_stats
     std::atomic<bool> fastRead{true};                      // llite.<fs>.fast_read

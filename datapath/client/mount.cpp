@@ -275,7 +275,7 @@ Mount::~Mount()
 Result<FlushReport> Mount::flushJob(std::string_view jobId, std::chrono::milliseconds timeout)
 {
     const auto start = std::chrono::steady_clock::now();
-    auto cleaned = m_impl->engine->cleanup(jobId);
+    auto cleaned = m_impl->engine->cleanup(jobId, start + timeout);
     if (!cleaned) {
         return cleaned.status();
     }

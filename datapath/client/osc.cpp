@@ -143,19 +143,19 @@ bool Osc::checksumsEffective() const noexcept
 Status Osc::submitRead(std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                        std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
                        std::string_view jobId, OscCompletion completion,
-                       transport::Deadline admission)
+                       transport::Deadline admission, transport::Deadline deadline)
 {
     return submit(Op::read, handle, firstPage, pageCount, lastPageBytes, segments, jobId,
-                  completion, admission);
+                  completion, admission, deadline);
 }
 
 Status Osc::submitWrite(std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                         std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
                         std::string_view jobId, OscCompletion completion,
-                        transport::Deadline admission)
+                        transport::Deadline admission, transport::Deadline deadline)
 {
     return submit(Op::write, handle, firstPage, pageCount, lastPageBytes, segments, jobId,
-                  completion, admission);
+                  completion, admission, deadline);
 }
 
 Status Osc::validate(Op op, std::uint64_t firstPage, std::uint32_t pageCount,
@@ -197,7 +197,8 @@ Status Osc::validate(Op op, std::uint64_t firstPage, std::uint32_t pageCount,
 
 Status Osc::submit(Op op, std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                    std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
-                   std::string_view jobId, OscCompletion &completion, transport::Deadline admission)
+                   std::string_view jobId, OscCompletion &completion, transport::Deadline admission,
+                   transport::Deadline deadline)
 {
     if (!completion) {
         return Status(Errc::invalid_argument,
@@ -209,6 +210,7 @@ Status Osc::submit(Op op, std::uint64_t handle, std::uint64_t firstPage, std::ui
     if (t_completingFor == this) {
         admission = transport::noWait(); // only another completion could free a record
     }
+    admission = std::min(admission, deadline);
     std::unique_lock lock(m_mutex);
     const auto admissible = [&] {
         return m_stopping || !m_lostReason.empty() || m_free != nullptr;
@@ -236,6 +238,7 @@ Status Osc::submit(Op op, std::uint64_t handle, std::uint64_t firstPage, std::ui
     request->segments = segments;
     request->jobId = jobId;
     request->completion = std::move(completion);
+    request->deadline = deadline;
     if (m_queueTail != nullptr) {
         m_queueTail->next = request;
     } else {
@@ -282,7 +285,17 @@ void Osc::dispatch() noexcept
         const std::uint32_t pages = request->pageCount;
         const std::uint64_t firstPage = request->firstPage;
         const BulkCallback done{&Osc::rpcDone, this, reinterpret_cast<std::uintptr_t>(request)};
-        const transport::Deadline deadline = transport::deadlineIn(m_options.rpcTimeout);
+        const transport::Deadline deadline =
+            std::min(transport::deadlineIn(m_options.rpcTimeout), request->deadline);
+        if (deadline <= transport::Clock::now()) {
+            // The caller has given up while it waited its turn: nothing is sent.
+            finishRpc(request,
+                      Status(Errc::timeout, "osc." + m_target +
+                                                ": the caller's deadline passed "
+                                                "while the RPC was queued"),
+                      0, Redispatch::no);
+            continue;
+        }
         const bool checksums = checksumsEffective();
         const std::uint64_t offset = firstPage * kPageBytes;
         const Status sent =
@@ -334,7 +347,8 @@ void Osc::slotFreed(void *context) noexcept
     static_cast<Osc *>(context)->dispatch();
 }
 
-void Osc::finishRpc(Request *request, const Status &status, std::uint32_t bytes) noexcept
+void Osc::finishRpc(Request *request, const Status &status, std::uint32_t bytes,
+                    Redispatch redispatch) noexcept
 {
     const OscRpcStats::Direction direction = directionOf(request->op == Op::write);
     OscCompletion completion = std::move(request->completion);
@@ -363,7 +377,9 @@ void Osc::finishRpc(Request *request, const Status &status, std::uint32_t bytes)
         failAll(failed,
                 Status(Errc::unavailable, "osc." + m_target + ": session lost: " + lostReason));
     }
-    dispatch(); // room for the next queued RPC
+    if (redispatch == Redispatch::yes) {
+        dispatch(); // room for the next queued RPC
+    }
     // Notified under the lock: the destructor may go ahead (and free this) once it is released.
     std::lock_guard lock(m_mutex);
     if (--m_callbacksRunning == 0) {

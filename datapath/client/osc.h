@@ -182,14 +182,18 @@ public:
     // too many segments), out_of_range (more than max_pages_per_rpc pages: split with
     // forEachRpc), unavailable (session lost, shutting down), resource_exhausted (all
     // requestSlots records busy until `admission`; inside a completion the Osc never waits).
+    // `deadline` is the caller's end (a flush's timeout): a request still queued then fails with
+    // timeout unsent, and one sent is timed out at it if that comes before rpc_timeout.
     Status submitRead(std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                       std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
                       std::string_view jobId, OscCompletion completion,
-                      transport::Deadline admission = transport::Deadline::max());
+                      transport::Deadline admission = transport::Deadline::max(),
+                      transport::Deadline deadline = transport::Deadline::max());
     Status submitWrite(std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                        std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
                        std::string_view jobId, OscCompletion completion,
-                       transport::Deadline admission = transport::Deadline::max());
+                       transport::Deadline admission = transport::Deadline::max(),
+                       transport::Deadline deadline = transport::Deadline::max());
 
     // Waits until every accepted submission's completion has returned; false at `deadline`.
     bool waitIdle(transport::Deadline deadline);
@@ -227,6 +231,7 @@ private:
         std::span<const transport::Segment> segments;
         std::string_view jobId;
         OscCompletion completion;
+        transport::Deadline deadline = transport::Deadline::max(); // the caller's end
     };
 
     Osc(RpcSession &session, Options options, std::string target);
@@ -234,7 +239,8 @@ private:
     Status publish(params::ParamGroup &group);
     Status submit(Op op, std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                   std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
-                  std::string_view jobId, OscCompletion &completion, transport::Deadline admission);
+                  std::string_view jobId, OscCompletion &completion, transport::Deadline admission,
+                  transport::Deadline deadline);
     Status validate(Op op, std::uint64_t firstPage, std::uint32_t pageCount,
                     std::uint16_t lastPageBytes,
                     std::span<const transport::Segment> segments) const;
@@ -245,7 +251,11 @@ private:
     static void rpcDone(void *context, std::uint64_t tag, const Status &status,
                         std::uint32_t bytes) noexcept;
     static void slotFreed(void *context) noexcept;
-    void finishRpc(Request *request, const Status &status, std::uint32_t bytes) noexcept;
+    // An RPC is over: counts, frees its record, runs its completion, then (unless called from
+    // dispatch's own loop) dispatches what was queued behind it.
+    enum class Redispatch : bool { no, yes };
+    void finishRpc(Request *request, const Status &status, std::uint32_t bytes,
+                   Redispatch redispatch = Redispatch::yes) noexcept;
     // Fails every request of the list `head` with `status` and returns their records.
     void failAll(Request *head, const Status &status);
     void releaseLocked(Request *request) noexcept;

@@ -213,13 +213,31 @@ void FillPool::recycle(PageFill &fill)
     m_finished.notify_all();
 }
 
-void FillPool::quiesce()
+bool FillPool::quiesce(transport::Deadline deadline)
 {
-    std::lock_guard serial(m_quiesceMutex);
+    std::unique_lock serial(m_quiesceMutex, std::defer_lock);
+    if (deadline == transport::Deadline::max()) {
+        serial.lock();
+    } else if (!serial.try_lock_until(deadline)) {
+        return false;
+    }
     std::unique_lock guard(m_mutex);
+    const auto waitFor = [&](unsigned parity) {
+        const auto landed = [&] { return m_active[parity] == 0; };
+        if (deadline == transport::Deadline::max()) {
+            m_finished.wait(guard, landed);
+            return true;
+        }
+        return m_finished.wait_until(guard, deadline, landed);
+    };
+    // A quiesce that gave up early left older fills in the other parity: they too started
+    // before this call, so they land before new fills may join that parity.
     const unsigned before = m_epoch & 1u;
+    if (!waitFor(before ^ 1u)) {
+        return false;
+    }
     ++m_epoch; // fills started from now on count in the other parity
-    m_finished.wait(guard, [&] { return m_active[before] == 0; });
+    return waitFor(before);
 }
 
 void FillPool::waitIdle()

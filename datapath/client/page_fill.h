@@ -107,8 +107,8 @@ public:
     void abandon(PageFill &fill);
 
     // Waits until every fill started before this call has completed (per-job cleanup: so the
-    // readahead in flight lands and can be dropped).
-    void quiesce();
+    // readahead in flight lands and can be dropped); false when `deadline` came first.
+    bool quiesce(transport::Deadline deadline = transport::Deadline::max());
     // Waits until no fill is in flight (teardown).
     void waitIdle();
 
@@ -126,7 +126,7 @@ private:
     std::vector<PageFill *> m_free;
     unsigned m_epoch = 0;
     std::size_t m_active[2] = {0, 0}; // fills in flight started in each epoch parity
-    std::mutex m_quiesceMutex;        // one quiesce at a time
+    std::timed_mutex m_quiesceMutex;  // one quiesce at a time
 };
 
 } // namespace lutra::client

@@ -326,6 +326,59 @@ private slots:
         Mount::setThreadJobId("");
     }
 
+    void flushStopsAtItsDeadlineAndKeepsTheData()
+    {
+        // A flush's timeout bounds every wait in it: with a frozen target the flush returns at
+        // its deadline instead of at the RPCs' own timeout, names what it left, and loses
+        // nothing: the next flush writes it all back.
+        MountOptions options = m_options;
+        options.rpcTimeout = std::chrono::seconds(120);
+        params::Registry registry;
+        auto client = mountWith(options, &registry);
+        QVERIFY(client);
+        Mount::setThreadJobId("job.d");
+        auto file = client->open("deadlinefile", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY2(file.ok(), file.status().toString().c_str());
+        const auto data = pattern(1 << 20, 12); // 16 stripes: both targets hold half
+        QVERIFY((*file)->pwrite(data, 0).ok());
+        Mount::setThreadJobId("");
+        QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("256"));
+        {
+            Stopped stopped(*m_targets[0]);
+            auto report = client->flushJob("job.d", std::chrono::milliseconds(300));
+            QVERIFY2(report.ok(), report.status().toString().c_str());
+            // Not a speed check: what ended the wait must be the flush's deadline, not the
+            // RPCs' 120 s timeout.
+            QVERIFY(report->duration < std::chrono::seconds(60));
+            QCOMPARE(report->bytesWrittenBack, std::uint64_t(0));
+            std::string errors;
+            for (const auto &error : report->errors) {
+                errors += error + "\n";
+            }
+            QVERIFY2(errors.find("deadline reached: 1 objects not written back") !=
+                         std::string::npos,
+                     errors.c_str());
+            QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("256"));
+            QCOMPARE(value(registry, "ldlm.namespaces.ost0.lock_count"), std::string("1"));
+            QCOMPARE(value(registry, "ldlm.namespaces.ost1.lock_count"), std::string("1"));
+        }
+        auto report = client->flushJob("job.d");
+        QVERIFY2(report.ok(), report.status().toString().c_str());
+        QVERIFY2(report->errors.empty(),
+                 report->errors.empty() ? "" : report->errors.front().c_str());
+        QCOMPARE(report->bytesWrittenBack, std::uint64_t(1 << 20));
+        QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("0"));
+        auto other = mount();
+        QVERIFY(other);
+        auto again = other->open("deadlinefile", kOpenRead);
+        QVERIFY2(again.ok(), again.status().toString().c_str());
+        std::vector<std::byte> back(data.size());
+        auto got = (*again)->pread(back, 0);
+        QVERIFY2(got.ok(), got.status().toString().c_str());
+        QCOMPARE(*got, data.size());
+        QVERIFY(back == data);
+    }
+
     void flushOfOneJobLeavesAnotherJobsDirtyData()
     {
         // A job's flush writes back what that job dirtied, not every open object's data: its

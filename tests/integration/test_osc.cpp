@@ -413,6 +413,48 @@ private slots:
         QCOMPARE(after.code(), Errc::unavailable);
     }
 
+    void callerDeadlineEndsQueuedAndSentRpcs()
+    {
+        // A caller with a deadline (a job's flush) must not wait for rpc_timeout (60 s here):
+        // with the target frozen, the RPC in flight times out at the caller's deadline and the
+        // ones queued behind it fail unsent.
+        QVERIFY(set("osc.ost0.max_rpcs_in_flight", "1").ok());
+        const std::uint64_t handle = create("deadline");
+        QVERIFY(handle != 0);
+        auto buffer = pattern(64 * kPage, 6);
+        const transport::Segment segment{buffer.data(), buffer.size(), 0};
+        std::atomic<std::uint32_t> timedOut{0};
+        std::atomic<std::uint32_t> unsent{0};
+        std::atomic<std::uint32_t> done{0};
+        const auto completion = [&](const Status &status, std::uint32_t) {
+            if (status.code() == Errc::timeout) {
+                timedOut.fetch_add(1);
+                if (status.message().find("deadline passed while the RPC was queued") !=
+                    std::string::npos) {
+                    unsent.fetch_add(1);
+                }
+            }
+            done.fetch_add(1);
+        };
+        QCOMPARE(::kill(m_target->pid(), SIGSTOP), 0);
+        const transport::Deadline deadline = transport::deadlineIn(300ms);
+        constexpr std::uint32_t kRpcs = 5;
+        for (std::uint32_t i = 0; i < kRpcs; ++i) {
+            QVERIFY(m_osc
+                        ->submitWrite(handle, 0, 64, kPage, {&segment, 1}, "osc-test", completion,
+                                      transport::Deadline::max(), deadline)
+                        .ok());
+        }
+        const bool allDone = eventually([&] { return done.load() == kRpcs; }, 30s);
+        QCOMPARE(::kill(m_target->pid(), SIGCONT), 0);
+        QVERIFY2(allDone, "the RPCs waited past their caller's deadline");
+        QCOMPARE(timedOut.load(), kRpcs);
+        QCOMPARE(unsent.load(), kRpcs - 1);
+        QVERIFY(m_osc->waitIdle(soon()));
+        QCOMPARE(m_osc->rpcStats().inFlight(OscRpcStats::write), std::int64_t(0));
+        QCOMPARE(m_osc->rpcStats().pendingPages(OscRpcStats::write), std::int64_t(0));
+    }
+
     void destructionCancelsQueued()
     {
         QVERIFY(set("osc.ost0.max_rpcs_in_flight", "1").ok());

@@ -443,7 +443,8 @@ void LockNamespace::addOutcome(CancelReport &report, const CancelOutcome &outcom
 }
 
 CancelReport LockNamespace::runBatch(std::unique_lock<std::mutex> &guard,
-                                     std::vector<LockPtr> victims, Clock::time_point start)
+                                     std::vector<LockPtr> victims, Clock::time_point start,
+                                     Clock::time_point deadline)
 {
     CancelReport report;
     if (victims.empty()) {
@@ -462,16 +463,28 @@ CancelReport LockNamespace::runBatch(std::unique_lock<std::mutex> &guard,
         }
         m_workAvailable.notify_all();
         guard.unlock();
+        // The batch is shared with the workers: a caller that stops waiting leaves it to them.
         std::unique_lock batchGuard(batch->mutex);
-        batch->done.wait(batchGuard, [&] { return batch->remaining == 0; });
+        const auto finished = [&] { return batch->remaining == 0; };
+        if (deadline == Clock::time_point::max()) {
+            batch->done.wait(batchGuard, finished);
+        } else {
+            batch->done.wait_until(batchGuard, deadline, finished);
+        }
         report = batch->report;
+        report.unfinished = batch->remaining;
+        if (report.unfinished != 0 && report.messages.size() < CancelReport::kMaxMessages) {
+            report.messages.push_back("ldlm.namespaces." + m_ns + ": " +
+                                      std::to_string(report.unfinished) +
+                                      " lock cancels still running at the deadline");
+        }
     }
     report.elapsed = Clock::now() - start;
     return report;
 }
 
 CancelReport LockNamespace::cancelUnused(CancelReason reason, engine::JobTag job,
-                                         Clock::time_point olderThan)
+                                         Clock::time_point olderThan, Clock::time_point deadline)
 {
     const auto start = Clock::now();
     std::unique_lock guard(m_mutex);
@@ -496,17 +509,17 @@ CancelReport LockNamespace::cancelUnused(CancelReason reason, engine::JobTag job
         const bool retriedByAge = i >= fromLru && reason == CancelReason::age;
         markCancelling(*victims[i], retriedByAge ? victims[i]->reason : reason);
     }
-    return runBatch(guard, std::move(victims), start);
+    return runBatch(guard, std::move(victims), start, deadline);
 }
 
-CancelReport LockNamespace::clear()
+CancelReport LockNamespace::clear(Clock::time_point deadline)
 {
-    return cancelUnused(CancelReason::clear, 0, {});
+    return cancelUnused(CancelReason::clear, 0, {}, deadline);
 }
 
-CancelReport LockNamespace::cancelJob(engine::JobTag job)
+CancelReport LockNamespace::cancelJob(engine::JobTag job, Clock::time_point deadline)
 {
-    return cancelUnused(CancelReason::job, job, {});
+    return cancelUnused(CancelReason::job, job, {}, deadline);
 }
 
 CancelReport LockNamespace::tick(Clock::time_point now)

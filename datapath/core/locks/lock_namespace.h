@@ -99,8 +99,9 @@ struct CancelReport {
     std::uint64_t locksCancelled = 0;
     std::uint64_t pagesDropped = 0;
     std::uint64_t bytesWritten = 0;
-    std::uint64_t errors = 0;          // hooks or cancel RPCs that failed
-    std::uint64_t kept = 0;            // of those, locks kept because their write-back failed
+    std::uint64_t errors = 0;     // hooks or cancel RPCs that failed
+    std::uint64_t kept = 0;       // of those, locks kept because their write-back failed
+    std::uint64_t unfinished = 0; // cancels still running at the caller's deadline (they go on)
     std::vector<std::string> messages; // the first kMaxMessages errors, as text
     std::chrono::nanoseconds elapsed{0};
 
@@ -211,11 +212,14 @@ public:
     // The LRU limit in force: lru_size, or the dynamic soft cap when it is 0.
     std::size_t lruLimit() const;
 
-    // Cancels every unused lock now, on the workers, and waits for them (lru_size=clear).
+    // Cancels every unused lock now, on the workers, and waits for them (lru_size=clear) until
+    // `deadline`: cancels not done by then go on, counted in `unfinished`.
     // Kept locks (a failed write-back) are tried again too.
-    CancelReport clear();
-    // Cancels the unused locks last used by `job` and waits (per-job cleanup), kept ones too.
-    CancelReport cancelJob(engine::JobTag job);
+    CancelReport clear(Clock::time_point deadline = Clock::time_point::max());
+    // Cancels the unused locks last used by `job` and waits (per-job cleanup), kept ones too,
+    // until `deadline` as clear() does.
+    CancelReport cancelJob(engine::JobTag job,
+                           Clock::time_point deadline = Clock::time_point::max());
     // The periodic aging step, driven by the engine (about once a second): cancels the locks
     // unused since `now - lru_max_age` or earlier and tries the kept locks again, on the
     // workers, and waits for them. (The LRU limit needs no tick: it is enforced whenever a lock
@@ -269,12 +273,14 @@ private:
     // the hook says so.
     CancelOutcome runCancel(const LockPtr &lock);
     void addOutcome(CancelReport &report, const CancelOutcome &outcome);
-    // Cancels `victims` (already marked, `guard` held) on the workers and waits for them.
+    // Cancels `victims` (already marked, `guard` held) on the workers and waits for them, at
+    // most until `deadline`.
     CancelReport runBatch(std::unique_lock<std::mutex> &guard, std::vector<LockPtr> victims,
-                          Clock::time_point start);
+                          Clock::time_point start, Clock::time_point deadline);
     // Marks and cancels the unused locks `reason` selects (all, one job's, or the old ones) and
     // the kept locks (one job's for `job`).
-    CancelReport cancelUnused(CancelReason reason, engine::JobTag job, Clock::time_point olderThan);
+    CancelReport cancelUnused(CancelReason reason, engine::JobTag job, Clock::time_point olderThan,
+                              Clock::time_point deadline = Clock::time_point::max());
     void workerLoop();
     Clock::time_point now() const;
 

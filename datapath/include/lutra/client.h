@@ -141,6 +141,8 @@ public:
     // End-of-job cleanup (what a Slurm epilog asks for): writes back the job's dirty pages,
     // cancels the unused locks it last used and drops its cached pages, in batches. An empty job
     // id means every job: the lru_size=clear behaviour plus dropping every clean page.
+    // No wait lasts past `timeout`: what is left then (dirty data, lock cancels) stays cached,
+    // written back later, and is named in the report's errors.
     Result<FlushReport> flushJob(std::string_view jobId,
                                  std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
