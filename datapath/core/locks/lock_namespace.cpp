@@ -1,6 +1,6 @@
 #include "core/locks/lock_namespace.h"
 
-#include "core/params/catalog.h"
+#include "core/params/bind.h"
 #include "core/params/registry.h"
 
 #include <unistd.h>
@@ -659,35 +659,40 @@ Status clearOutcome(const CancelReport &report)
 
 Status LockNamespace::publish(params::ParamGroup &group)
 {
-    for (params::Spec &spec : params::catalog::ldlmSpecs(m_ns)) {
-        const std::string_view leaf = params::leafName(spec.name);
-        params::Binding binding;
-        if (leaf == "lru_size") {
-            binding.read = [this] { return params::Value(lruSize()); };
-            binding.apply = [this](const params::Value &value) {
-                return setLruSize(std::get<std::int64_t>(value));
-            };
-            // Synchronous, as with lctl: when set_param returns, the unused locks are gone; a
-            // failed write-back or cancel fails the set, with the report, instead of saying ok.
-            binding.action = [this](std::string_view) { return clearOutcome(clear()); };
-        } else if (leaf == "lru_max_age") {
-            binding.read = [this] { return params::Value(std::int64_t{maxAge().count()}); };
-            binding.apply = [this](const params::Value &value) {
-                setMaxAge(std::chrono::seconds(std::get<std::int64_t>(value)));
-                return Status{};
-            };
-        } else if (leaf == "lock_count") {
-            binding.read = [this] { return params::Value(static_cast<std::int64_t>(lockCount())); };
-        } else if (leaf == "lock_unused_count") {
-            binding.read = [this] {
-                return params::Value(static_cast<std::int64_t>(unusedCount()));
-            };
-        } else {
-            continue; // a spec this version does not know yet
-        }
-        if (auto status = group.add(std::move(spec), std::move(binding)); !status) {
-            return status;
-        }
+    params::Binding lruSizeBinding;
+    lruSizeBinding.read = [this] { return params::Value(lruSize()); };
+    lruSizeBinding.apply = [this](const params::Value &value) {
+        return setLruSize(std::get<std::int64_t>(value));
+    };
+    // Synchronous, as with lctl: when set_param returns, the unused locks are gone; a failed
+    // write-back or cancel fails the set, with the report, instead of saying ok.
+    lruSizeBinding.action = [this](std::string_view) { return clearOutcome(clear()); };
+
+    params::Binding maxAgeBinding;
+    maxAgeBinding.read = [this] { return params::Value(std::int64_t{maxAge().count()}); };
+    maxAgeBinding.apply = [this](const params::Value &value) {
+        setMaxAge(std::chrono::seconds(std::get<std::int64_t>(value)));
+        return Status{};
+    };
+
+    params::Binding lockCountBinding;
+    lockCountBinding.read = [this] {
+        return params::Value(static_cast<std::int64_t>(lockCount()));
+    };
+    params::Binding unusedCountBinding;
+    unusedCountBinding.read = [this] {
+        return params::Value(static_cast<std::int64_t>(unusedCount()));
+    };
+
+    std::vector<params::BindRow> rows;
+    rows.push_back({"lru_size", std::move(lruSizeBinding), {}});
+    rows.push_back({"lru_max_age", std::move(maxAgeBinding), {}});
+    rows.push_back({"lock_count", std::move(lockCountBinding), {}});
+    rows.push_back({"lock_unused_count", std::move(unusedCountBinding), {}});
+    if (auto status =
+            params::bindGroup(group, params::catalog::kLockNamespace, m_ns, std::move(rows));
+        !status) {
+        return status;
     }
     return group.addStats("ldlm.namespaces." + m_ns + ".lock_stats",
                           "client lock enqueues, cache hits, cancels by reason, lock_count and "

@@ -6,6 +6,7 @@
 #include <lutra/status.h>
 
 #include "core/engine/types.h"
+#include "core/params/catalog.h"
 #include "core/params/counters.h"
 
 #include <chrono>
@@ -164,9 +165,12 @@ public:
     };
 
     struct Options {
-        std::size_t workers = 2;  // cancel threads (at least 1)
-        std::int64_t lruSize = 0; // initial lru_size (0 = dynamic)
-        std::chrono::seconds maxAge{3900};
+        std::size_t workers = 2; // cancel threads (at least 1)
+        // initial lru_size (0 = dynamic) and lru_max_age
+        std::int64_t lruSize =
+            params::catalog::defaultOf(params::catalog::kLockNamespace, "lru_size");
+        std::chrono::seconds maxAge{
+            params::catalog::defaultOf(params::catalog::kLockNamespace, "lru_max_age")};
         // LRU cap when lru_size is 0 (dynamic); 0 derives it from physical memory.
         std::size_t dynamicCap = 0;
         ClockSource clock; // defaults to steady_clock::now (tests pass a fake)

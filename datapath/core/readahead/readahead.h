@@ -48,9 +48,13 @@ struct PageRange {
 class ReadaheadMount {
 public:
     struct Config {
-        std::uint64_t maxReadAheadMb = 64;        // llite.<fs>.max_read_ahead_mb (0 disables)
-        std::uint64_t maxReadAheadPerFileMb = 64; // llite.<fs>.max_read_ahead_per_file_mb
-        std::uint64_t maxReadAheadWholeMb = 2;    // llite.<fs>.max_read_ahead_whole_mb
+        // llite.<fs>.max_read_ahead_mb (0 disables), _per_file_mb, _whole_mb
+        std::uint64_t maxReadAheadMb =
+            params::catalog::defaultOf(params::catalog::kReadahead, "max_read_ahead_mb");
+        std::uint64_t maxReadAheadPerFileMb =
+            params::catalog::defaultOf(params::catalog::kReadahead, "max_read_ahead_per_file_mb");
+        std::uint64_t maxReadAheadWholeMb =
+            params::catalog::defaultOf(params::catalog::kReadahead, "max_read_ahead_whole_mb");
         // Honour the caller's cache-room signal and the discard feedback (LU-13312). Off only to
         // show in tests and benches what happens without it.
         bool pressureAware = true;
@@ -131,7 +135,8 @@ struct ReadInfo {
     std::uint64_t offset = 0;   // bytes
     std::uint64_t length = 0;   // bytes
     std::uint64_t fileSize = 0; // bytes, as the client knows it now (KMS)
-    std::uint32_t maxPagesPerRpc = 1024;
+    std::uint32_t maxPagesPerRpc =
+        params::catalog::defaultOf(params::catalog::kOsc, "max_pages_per_rpc");
     // Pages of this read found cached, read ahead and not read before (the cache clears the
     // page's "readahead, unused" mark as it counts it): hits; their budget is released.
     std::uint64_t readaheadHits = 0;
