@@ -1,5 +1,6 @@
 #include "target/group_commit.h"
 
+#include "core/params/bind.h"
 #include "core/params/registry.h"
 
 #include <fcntl.h>
@@ -324,28 +325,20 @@ std::chrono::microseconds GroupCommit::window() const noexcept
 
 Status GroupCommit::publish(params::ParamGroup &group)
 {
-    // Milliseconds: the registry's finest duration unit. A window only pays off when it is
-    // comparable to a sync (ms on disks); below that, window 0 already batches whatever queued
-    // during the previous sync. Capped at 1 s because every writer waits for it.
-    params::Spec interval;
-    interval.name = "obdfilter." + m_target + ".commit_interval";
-    interval.type = params::Type::duration;
-    interval.unit = params::Unit::milliseconds;
-    interval.min = 0;
-    interval.max = kMaxWindow.count();
-    interval.defaultValue = std::int64_t{0};
-    interval.help = "how long a group commit waits for more writers before syncing (0 = sync as "
-                    "soon as the previous batch is durable)";
-    params::Binding binding;
-    binding.read = [this] {
+    params::Binding interval;
+    interval.read = [this] {
         return params::Value(
             std::int64_t{std::chrono::duration_cast<std::chrono::milliseconds>(window()).count()});
     };
-    binding.apply = [this](const params::Value &value) {
+    interval.apply = [this](const params::Value &value) {
         setWindow(std::chrono::milliseconds(std::get<std::int64_t>(value)));
         return Status{};
     };
-    if (auto status = group.add(std::move(interval), std::move(binding)); !status) {
+    std::vector<params::BindRow> rows;
+    rows.push_back({"commit_interval", std::move(interval), {}});
+    if (auto status =
+            params::bindGroup(group, params::catalog::kGroupCommit, m_target, std::move(rows));
+        !status) {
         return status;
     }
     return group.addStats("obdfilter." + m_target + ".commit_stats",

@@ -8,6 +8,7 @@
 
 #include <lutra/status.h>
 
+#include "core/params/catalog.h"
 #include "core/params/counters.h"
 #include "target/object_store.h"
 
@@ -48,7 +49,8 @@ enum class CommitMode : std::uint8_t {
 class GroupCommit {
 public:
     static constexpr std::string_view kLogName = "commit.log"; // in ObjectStore::kReservedDir
-    static constexpr std::chrono::milliseconds kMaxWindow{1000};
+    static constexpr std::chrono::milliseconds kMaxWindow{
+        params::catalog::maxOf(params::catalog::kGroupCommit, "commit_interval")};
 
     enum Counter : std::size_t {
         batches,        // batches attempted

@@ -1,5 +1,6 @@
 #include "target/lock_manager.h"
 
+#include "core/params/bind.h"
 #include "core/params/registry.h"
 
 #include <algorithm>
@@ -289,36 +290,23 @@ void LockManager::log(const std::string &line)
 
 Status LockManager::publish(params::ParamGroup &group)
 {
-    const std::string prefix = "ldlm.namespaces." + m_ns + ".";
-    // Milliseconds so tests and impatient sites can go below a second; Lustre's own lock
-    // callback timeouts are tens of seconds, hence the 100 s default (obd_timeout).
-    params::Spec timeout;
-    timeout.name = prefix + "blocking_timeout";
-    timeout.type = params::Type::duration;
-    timeout.unit = params::Unit::milliseconds;
-    timeout.min = 1;
-    timeout.max = kMaxBlockingTimeout.count();
-    timeout.defaultValue = std::int64_t{kDefaultBlockingTimeout.count()};
-    timeout.help = "how long a holder may take to cancel a lock after a blocking callback "
-                   "before it is evicted";
-    params::Binding timeoutBinding;
-    timeoutBinding.read = [this] { return params::Value(std::int64_t{blockingTimeout().count()}); };
-    timeoutBinding.apply = [this](const params::Value &value) {
+    params::Binding timeout;
+    timeout.read = [this] { return params::Value(std::int64_t{blockingTimeout().count()}); };
+    timeout.apply = [this](const params::Value &value) {
         setBlockingTimeout(std::chrono::milliseconds(std::get<std::int64_t>(value)));
         return Status{};
     };
-    if (auto status = group.add(std::move(timeout), std::move(timeoutBinding)); !status) {
+    params::Binding count;
+    count.read = [this] { return params::Value(static_cast<std::int64_t>(lockCount())); };
+    std::vector<params::BindRow> rows;
+    rows.push_back({"blocking_timeout", std::move(timeout), {}});
+    rows.push_back({"lock_count", std::move(count), {}});
+    if (auto status =
+            params::bindGroup(group, params::catalog::kLockManager, m_ns, std::move(rows));
+        !status) {
         return status;
     }
-    params::Spec count;
-    count.name = prefix + "lock_count";
-    count.writable = false;
-    count.help = "locks granted in this namespace";
-    params::Binding countBinding;
-    countBinding.read = [this] { return params::Value(static_cast<std::int64_t>(lockCount())); };
-    if (auto status = group.add(std::move(count), std::move(countBinding)); !status) {
-        return status;
-    }
+    const std::string prefix = "ldlm.namespaces." + m_ns + ".";
     return group.addStats(prefix + "lock_stats",
                           "locks granted and cancelled, blocking callbacks sent, clients evicted "
                           "(write 'clear' to reset)",

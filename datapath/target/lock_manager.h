@@ -7,6 +7,7 @@
 
 #include <lutra/status.h>
 
+#include "core/params/catalog.h"
 #include "core/params/counters.h"
 
 #include <atomic>
@@ -65,8 +66,11 @@ public:
         counter_count,
     };
 
-    static constexpr std::chrono::milliseconds kDefaultBlockingTimeout{100'000}; // obd_timeout
-    static constexpr std::chrono::milliseconds kMaxBlockingTimeout{3'600'000};
+    // ldlm.namespaces.<ns>.blocking_timeout
+    static constexpr std::chrono::milliseconds kDefaultBlockingTimeout{
+        params::catalog::defaultOf(params::catalog::kLockManager, "blocking_timeout")};
+    static constexpr std::chrono::milliseconds kMaxBlockingTimeout{
+        params::catalog::maxOf(params::catalog::kLockManager, "blocking_timeout")};
 
     // `ns` names the namespace in parameters and log lines ("ost0").
     LockManager(std::string ns, LockCallbacks &callbacks, LogSink log = {});

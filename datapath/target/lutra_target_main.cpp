@@ -1,6 +1,7 @@
 // lutra-target: serves the objects under a backing directory to lutra clients.
 #include "control/control_server.h"
 #include "core/log.h"
+#include "core/params/catalog.h"
 #include "target/raw_baseline.h"
 #include "target/target_server.h"
 #include "transport/loader.h"
@@ -44,7 +45,8 @@ int main(int argc, char **argv)
         ->check(CLI::Range(1, 256));
     app.add_option("--brw-size", options.brwSizeMb, "largest bulk RPC in MiB (brw_size)")
         ->capture_default_str()
-        ->check(CLI::Range(1, 16));
+        ->check(CLI::Range(params::catalog::minOf(params::catalog::kObdfilter, "brw_size"),
+                           params::catalog::maxOf(params::catalog::kObdfilter, "brw_size")));
     app.add_option("--commit-mode", commitMode,
                    "batched (group commit) or per-write (one sync per write: a baseline)")
         ->capture_default_str()

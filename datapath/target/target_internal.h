@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -41,6 +42,15 @@ struct Session : std::enable_shared_from_this<Session> {
     // The transport answered bulkPutFile with unimplemented: read into the buffer from now on.
     std::atomic<bool> noFileBulk{false};
 
+    // kFeatureMultiConnection. A client's first connection holds its export (handles, locks
+    // above) and the cookie its further connections present to join it; a joined connection
+    // points at that session (set before `connected`, never changed after) and uses its export.
+    std::uint64_t exportCookie = 0;             // first connections: 0 until asked for
+    std::shared_ptr<Session> exportOwner;       // joined connections only
+    std::vector<std::weak_ptr<Session>> joined; // first connections; under Impl::sessionsMutex
+
+    // The session whose handles and locks this connection uses.
+    Session &exportSession() noexcept { return exportOwner ? *exportOwner : *this; }
     std::string label() const; // "client-name (id 3)"
 };
 
@@ -106,20 +116,22 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
     std::string category; // log category "target.<name>"
 
     transport::Transport *transport = nullptr;
-    std::atomic<bool> zeroCopyRead{true};
+    std::atomic<bool> zeroCopyRead{options.zeroCopyRead};
     std::atomic<std::uint64_t> zeroCopyReads{0}; // reads served with bulkPutFile
     std::unique_ptr<ObjectStore> store;
     std::unique_ptr<GroupCommit> commit;
     std::unique_ptr<LockManager> locks;
     jobs::JobStats jobStats;
-    std::atomic<std::uint32_t> brwSizeMb{4};
+    std::atomic<std::uint32_t> brwSizeMb{options.brwSizeMb};
 
     RequestQueue queue;
     std::vector<std::unique_ptr<Worker>> workers;
 
     std::mutex sessionsMutex;
     std::condition_variable sessionsGone; // shutdown waits for every onDisconnected
-    std::map<ClientId, std::shared_ptr<Session>> sessions;
+    std::map<ClientId, std::shared_ptr<Session>> sessions; // exports and unconnected connections
+    std::map<ClientId, std::shared_ptr<Session>> joinedConnections; // joined an export
+    std::mt19937_64 cookieSource{std::random_device{}()};           // export cookies
     ClientId nextClientId = 1;
     std::atomic<std::uint64_t> nextCallbackXid{1};
 
@@ -146,6 +158,10 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
     std::uint64_t bulkRegion(Worker &worker, std::size_t bytes);
     std::shared_ptr<Session> findSession(ClientId id);
     void dropSession(Session &session, const Status &reason);
+    // The Connect of a client's further connection: `session` joins the export `cookie` names.
+    Status joinExport(Session &session, std::uint64_t cookie, std::string_view clientName);
+    // The cookie of `session`'s export, made on first use (never 0).
+    std::uint64_t exportCookieOf(Session &session);
 
     // transport::Handler (plugin I/O threads: quick, never blocking)
     void onAccepted(const transport::ConnectionPtr &connection) noexcept override;

@@ -225,9 +225,10 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
 
     // Finds an open object of this client.
     const auto opened = [&session](std::uint64_t handle) -> std::shared_ptr<OpenObject> {
-        std::lock_guard lock(session.mutex);
-        const auto it = session.handles.find(handle);
-        return it == session.handles.end() ? nullptr : it->second;
+        Session &owner = session.exportSession();
+        std::lock_guard lock(owner.mutex);
+        const auto it = owner.handles.find(handle);
+        return it == owner.handles.end() ? nullptr : it->second;
     };
     const auto badHandle = [](std::uint64_t handle) {
         return Status(Errc::not_found, "handle " + std::to_string(handle) + " is not open");
@@ -237,9 +238,10 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
         object->resource = resourceOf(handle);
         object->handle = std::move(handle);
         object->writable = writable;
-        std::lock_guard lock(session.mutex);
-        const std::uint64_t id = session.nextHandle++;
-        session.handles.emplace(id, std::move(object));
+        Session &owner = session.exportSession();
+        std::lock_guard lock(owner.mutex);
+        const std::uint64_t id = owner.nextHandle++;
+        owner.handles.emplace(id, std::move(object));
         return id;
     };
 
@@ -268,6 +270,24 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 reply.features = body.features & (kFeatureChecksums | kFeatureBlockingCallbacks);
                 reply.targetName = options.name;
                 {
+                if (body.exportCookie != 0) {
+                    // A further connection of a client: it joins that client's export.
+                    const bool fresh = [&session] {
+                        std::lock_guard lock(session.mutex);
+                        return !session.connected;
+                    }();
+                    if (!fresh) {
+                        return Status(Errc::failed_precondition,
+                                      "connect: only a new connection can join an export");
+                    }
+                    if (auto joined = joinExport(session, body.exportCookie, body.clientId);
+                        !joined) {
+                        return joined.withContext("connect");
+                    }
+                }
+                if ((reply.features & kFeatureMultiConnection) != 0) {
+                    reply.exportCookie = exportCookieOf(session.exportSession());
+                }
                     std::lock_guard lock(session.mutex);
                     session.connected = true;
                     session.clientName = std::string(body.clientId);
@@ -324,8 +344,9 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 reply.handle = remember(std::move(object).value(), (body.flags & kOpenWrite) != 0);
                 return reply;
             } else if constexpr (std::is_same_v<T, CloseRequest>) {
-                std::lock_guard lock(session.mutex);
-                if (session.handles.erase(body.handle) == 0) {
+                Session &owner = session.exportSession();
+                std::lock_guard lock(owner.mutex);
+                if (owner.handles.erase(body.handle) == 0) {
                     return badHandle(body.handle);
                 }
                 return CloseReply{};
@@ -548,7 +569,9 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 }
                 const LockMode mode =
                     body.mode == protocol::LockMode::pw ? LockMode::PW : LockMode::PR;
-                auto lock = locks->enqueue(object->resource, mode, session.id);
+                // Granted to the export: blocking callbacks go to its first connection.
+                Session &owner = session.exportSession();
+                auto lock = locks->enqueue(object->resource, mode, owner.id);
                 if (!lock) {
                     return lock.status();
                 }
@@ -559,8 +582,9 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 return LockEnqueueReply{*lock, body.mode};
             } else if constexpr (std::is_same_v<T, LockCancelRequest>) {
                 {
-                    std::lock_guard guard(session.mutex);
-                    if (session.locks.erase(body.lockHandle) == 0) {
+                    Session &owner = session.exportSession();
+                    std::lock_guard guard(owner.mutex);
+                    if (owner.locks.erase(body.lockHandle) == 0) {
                         return Status(Errc::not_found, "lock " + std::to_string(body.lockHandle) +
                                                            " is not held by this client");
                     }

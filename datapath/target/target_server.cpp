@@ -1,4 +1,5 @@
 #include "core/log.h"
+#include "core/params/bind.h"
 #include "core/params/value.h"
 #include "target/target_internal.h"
 
@@ -15,7 +16,8 @@ constexpr std::size_t kBusyReplyBytes = 512;
 std::string Session::label() const
 {
     return (clientName.empty() ? std::string("client") : clientName) + " (id " +
-           std::to_string(id) + ")";
+           std::to_string(id) +
+           (exportOwner ? ", joined id " + std::to_string(exportOwner->id) : std::string()) + ")";
 }
 
 // ---- RequestQueue ------------------------------------------------------------------------------
@@ -94,72 +96,43 @@ TargetServer::Impl::Impl(TargetOptions opts)
     : options(std::move(opts)), category("target." + options.name),
       queue(std::max<std::size_t>(options.requestSlots, 1))
 {
-    brwSizeMb = options.brwSizeMb;
-    zeroCopyRead = options.zeroCopyRead;
 }
 
 Status TargetServer::Impl::publish(params::Registry &registry)
 {
+    static_assert(params::catalog::maxOf(params::catalog::kObdfilter, "brw_size") ==
+                      protocol::kMaxBulkBytes >> 20,
+                  "brw_size's catalog maximum is the protocol's largest bulk");
     paramGroup = std::make_unique<params::ParamGroup>(registry);
-    params::Spec brw;
-    brw.name = "obdfilter." + options.name + ".brw_size";
-    brw.type = params::Type::size;
-    brw.unit = params::Unit::mib;
-    brw.min = 1;
-    brw.max = protocol::kMaxBulkBytes >> 20;
-    brw.defaultValue = std::int64_t{4};
-    brw.help = "largest bulk RPC offered to clients that connect from now on";
-    params::Binding brwBinding;
-    brwBinding.read = [this] { return params::Value(std::int64_t{brwSizeMb.load()}); };
-    brwBinding.apply = [this](const params::Value &value) {
+    params::Binding brw;
+    brw.read = [this] { return params::Value(std::int64_t{brwSizeMb.load()}); };
+    brw.apply = [this](const params::Value &value) {
         brwSizeMb = static_cast<std::uint32_t>(std::get<std::int64_t>(value));
         return Status{};
     };
-    if (auto status = paramGroup->add(std::move(brw), std::move(brwBinding)); !status) {
-        return status;
-    }
-
-    params::Spec zeroCopy;
-    zeroCopy.name = "obdfilter." + options.name + ".read_zero_copy";
-    zeroCopy.type = params::Type::boolean;
-    zeroCopy.defaultValue = std::int64_t{1};
-    zeroCopy.help = "serve reads without checksums from the file straight to the transport "
-                    "(tcp: sendfile) instead of reading them into a buffer first";
-    params::Binding zeroCopyBinding;
-    zeroCopyBinding.read = [this] {
-        return params::Value(std::int64_t{zeroCopyRead.load() ? 1 : 0});
-    };
-    zeroCopyBinding.apply = [this](const params::Value &value) {
+    params::Binding zeroCopy;
+    zeroCopy.read = [this] { return params::Value(std::int64_t{zeroCopyRead.load() ? 1 : 0}); };
+    zeroCopy.apply = [this](const params::Value &value) {
         zeroCopyRead = std::get<std::int64_t>(value) != 0;
         return Status{};
     };
-    if (auto status = paramGroup->add(std::move(zeroCopy), std::move(zeroCopyBinding)); !status) {
-        return status;
-    }
-
-    params::Spec zeroCopyCount;
-    zeroCopyCount.name = "obdfilter." + options.name + ".zero_copy_reads";
-    zeroCopyCount.writable = false;
-    zeroCopyCount.help = "reads served from the file straight to the transport (read_zero_copy)";
-    params::Binding zeroCopyCountBinding;
-    zeroCopyCountBinding.read = [this] {
+    params::Binding zeroCopyCount;
+    zeroCopyCount.read = [this] {
         return params::Value(static_cast<std::int64_t>(zeroCopyReads.load()));
     };
-    if (auto status = paramGroup->add(std::move(zeroCopyCount), std::move(zeroCopyCountBinding));
-        !status) {
-        return status;
-    }
-
-    params::Spec exports;
-    exports.name = "obdfilter." + options.name + ".num_exports";
-    exports.writable = false;
-    exports.help = "clients connected to this target";
-    params::Binding exportsBinding;
-    exportsBinding.read = [this] {
+    params::Binding exports;
+    exports.read = [this] {
         std::lock_guard lock(sessionsMutex);
         return params::Value(static_cast<std::int64_t>(sessions.size()));
     };
-    if (auto status = paramGroup->add(std::move(exports), std::move(exportsBinding)); !status) {
+    std::vector<params::BindRow> rows;
+    rows.push_back({"brw_size", std::move(brw), {}});
+    rows.push_back({"read_zero_copy", std::move(zeroCopy), {}});
+    rows.push_back({"zero_copy_reads", std::move(zeroCopyCount), {}});
+    rows.push_back({"num_exports", std::move(exports), {}});
+    if (auto status = params::bindGroup(*paramGroup, params::catalog::kObdfilter, options.name,
+                                        std::move(rows));
+        !status) {
         return status;
     }
     if (auto status = jobStats.publish(*paramGroup, "obdfilter." + options.name + ".job_stats");
@@ -274,6 +247,9 @@ void TargetServer::shutdown()
             for (auto &[id, session] : impl.sessions) {
                 open.push_back(session);
             }
+            for (auto &[id, session] : impl.joinedConnections) {
+                open.push_back(session);
+            }
         }
         for (auto &session : open) {
             session->connection->close();
@@ -291,6 +267,9 @@ void TargetServer::shutdown()
         for (auto &[id, session] : impl.sessions) {
             sessions.push_back(session);
         }
+        for (auto &[id, session] : impl.joinedConnections) {
+            sessions.push_back(session);
+        }
     }
     for (auto &session : sessions) {
         session->connection->close();
@@ -300,10 +279,12 @@ void TargetServer::shutdown()
         // The transport calls onDisconnected for each closed connection on its own threads; this
         // object is their handler, so it must not go away before the last of those calls.
         std::unique_lock lock(impl.sessionsMutex);
-        if (!impl.sessionsGone.wait_for(lock, std::chrono::seconds(10),
-                                        [&impl] { return impl.sessions.empty(); })) {
-            log::error(impl.category, std::to_string(impl.sessions.size()) +
-                                          " connections did not report their disconnect");
+        if (!impl.sessionsGone.wait_for(lock, std::chrono::seconds(10), [&impl] {
+                return impl.sessions.empty() && impl.joinedConnections.empty();
+            })) {
+            log::error(impl.category,
+                       std::to_string(impl.sessions.size() + impl.joinedConnections.size()) +
+                           " connections did not report their disconnect");
         }
     }
     for (auto &worker : impl.workers) {
@@ -394,16 +375,41 @@ void TargetServer::Impl::onDisconnected(transport::Connection &connection,
 void TargetServer::Impl::dropSession(Session &session, const Status &reason)
 {
     std::shared_ptr<Session> keep;
+    std::vector<std::shared_ptr<Session>> joined;
     {
         std::lock_guard lock(sessionsMutex);
-        const auto it = sessions.find(session.id);
-        if (it == sessions.end()) {
+        auto &map = session.exportOwner ? joinedConnections : sessions;
+        const auto it = map.find(session.id);
+        if (it == map.end()) {
             return;
         }
         keep = it->second;
-        sessions.erase(it);
+        map.erase(it);
+        if (session.exportOwner) {
+            std::erase_if(session.exportOwner->joined, [&session](const auto &weak) {
+                const auto other = weak.lock();
+                return !other || other.get() == &session;
+            });
+        }
+        for (const auto &weak : session.joined) {
+            if (auto other = weak.lock()) {
+                joined.push_back(std::move(other));
+            }
+        }
+        session.joined.clear();
     }
     sessionsGone.notify_all();
+    if (session.exportOwner) {
+        // One of several connections: the export (handles, locks) stays with the client's first.
+        if (reason.code() != Errc::cancelled) {
+            log::info(category, session.label() + " disconnected: " + reason.message());
+        }
+        return;
+    }
+    // The export goes: its other connections cannot use it any more, so they go too.
+    for (const auto &other : joined) {
+        other->connection->close();
+    }
     std::vector<LockHandle> held;
     {
         std::lock_guard lock(session.mutex);
@@ -417,6 +423,51 @@ void TargetServer::Impl::dropSession(Session &session, const Status &reason)
     if (reason.code() != Errc::cancelled) {
         log::info(category, session.label() + " disconnected: " + reason.message());
     }
+}
+
+Status TargetServer::Impl::joinExport(Session &session, std::uint64_t cookie,
+                                      std::string_view clientName)
+{
+    std::lock_guard lock(sessionsMutex);
+    std::shared_ptr<Session> owner;
+    for (const auto &[id, candidate] : sessions) {
+        if (candidate->exportCookie == cookie && candidate.get() != &session) {
+            owner = candidate;
+            break;
+        }
+    }
+    if (!owner) {
+        return {Errc::not_found, "no export with that cookie on this target (its client's first "
+                                 "connection is gone, or the target restarted)"};
+    }
+    {
+        std::lock_guard ownerLock(owner->mutex);
+        if (owner->clientName != clientName) {
+            return {Errc::permission_denied, "the export belongs to client '" + owner->clientName +
+                                                 "', not '" + std::string(clientName) + "'"};
+        }
+    }
+    const auto it = sessions.find(session.id);
+    if (it == sessions.end()) {
+        return {Errc::unavailable, "this connection is closing"};
+    }
+    {
+        std::lock_guard sessionLock(session.mutex);
+        session.exportOwner = owner;
+    }
+    owner->joined.push_back(it->second);
+    joinedConnections.emplace(session.id, it->second);
+    sessions.erase(it);
+    return {};
+}
+
+std::uint64_t TargetServer::Impl::exportCookieOf(Session &session)
+{
+    std::lock_guard lock(sessionsMutex);
+    while (session.exportCookie == 0) {
+        session.exportCookie = cookieSource();
+    }
+    return session.exportCookie;
 }
 
 std::shared_ptr<Session> TargetServer::Impl::findSession(ClientId id)

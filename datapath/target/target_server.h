@@ -9,6 +9,7 @@
 #include <lutra/transport.h>
 
 #include "core/jobs/job_stats.h"
+#include "core/params/catalog.h"
 #include "core/params/registry.h"
 #include "target/group_commit.h"
 #include "target/lock_manager.h"
@@ -28,10 +29,12 @@ struct TargetOptions {
     unsigned serviceThreads = 16;   // durable writes block one each: group commit needs many
     std::size_t requestSlots = 128; // requests queued or in service at once; more get "busy"
     CommitMode commitMode = CommitMode::batched;
-    std::uint32_t brwSizeMb = 4; // largest bulk RPC offered at connect (obdfilter.*.brw_size)
+    // largest bulk RPC offered at connect (obdfilter.*.brw_size)
+    std::uint32_t brwSizeMb = params::catalog::defaultOf(params::catalog::kObdfilter, "brw_size");
     // Reads without checksums go from the file to the transport (tcp: sendfile) without a copy
     // through the service thread's buffer (obdfilter.*.read_zero_copy).
-    bool zeroCopyRead = true;
+    bool zeroCopyRead =
+        params::catalog::defaultOf(params::catalog::kObdfilter, "read_zero_copy") != 0;
     // At shutdown, how long requests in service may take to finish; then every connection is
     // closed, failing the bulk transfers still waiting for a client (one stalled, not reading,
     // would hold the target forever). Below systemd's TimeoutStopSec=30 of lutra-target@.

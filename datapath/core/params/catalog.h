@@ -137,6 +137,14 @@ inline constexpr std::array kOscDefinitions{
                .max = 0,
                .help = "bulk checksum algorithm (ISA-L)",
                .enumValues = kChecksumTypes},
+    // Like Lustre socklnd's conns_per_peer; the maximum is RpcSession::kMaxConnections.
+    Definition{.leaf = "conns_per_target",
+               .min = 1,
+               .max = 8,
+               .defaultValue = 2,
+               .help = "connections to this target that bulk RPCs are spread over, each on its "
+                       "own transport I/O thread (raising it connects more; lowering it leaves "
+                       "the rest open, unused)"},
 };
 inline constexpr Group kOsc{"osc", "osc", kOscDefinitions};
 
@@ -299,9 +307,17 @@ consteval std::int64_t defaultOf(const Group &group, std::string_view leaf)
 {
     return definition(group, leaf).defaultValue;
 }
+consteval std::int64_t minOf(const Group &group, std::string_view leaf)
+{
+    return definition(group, leaf).min;
+}
 consteval std::int64_t maxOf(const Group &group, std::string_view leaf)
 {
     return definition(group, leaf).max;
+}
+consteval std::string_view defaultTextOf(const Group &group, std::string_view leaf)
+{
+    return definition(group, leaf).defaultText;
 }
 
 // The full name of one parameter of a group instance: "osc.ost0.max_dirty_mb", "jobid_var".
