@@ -1,10 +1,12 @@
 // Transport conformance: every plugin that can run on this machine is loaded for real from
 // LUTRA_PLUGIN_PATH and must pass the same cases. Every wait is bounded; nothing measures speed.
-// LUTRA_CONFORMANCE_TRANSPORTS (comma-separated, default "tcp") and LUTRA_CONFORMANCE_HOST (the
-// IPv4 address to listen on, default 127.0.0.1) choose what runs: the vm tests run verbs on the
-// VM's soft-RoCE address (tests/vm).
+// LUTRA_CONFORMANCE_TRANSPORTS (comma-separated, default "tcp,loopback") and
+// LUTRA_CONFORMANCE_HOST (the IPv4 address to listen on, default 127.0.0.1) choose what runs: the
+// vm tests run verbs on the VM's soft-RoCE address (tests/vm). loopback is the in-process
+// transport, registered through the loader's seam instead of loaded from a file.
 #include "tcp/tcp_frame.h"
 #include "transport/loader.h"
+#include "transport/loopback/loopback.h"
 
 #include <QProcess>
 #include <QScopeGuard>
@@ -36,14 +38,14 @@ namespace {
 
 constexpr auto kWait = 5s; // upper bound for anything that should happen "soon"
 
-// The plugins under test (LUTRA_CONFORMANCE_TRANSPORTS, default tcp). Every case runs against
-// each; a plugin that answers `unimplemented` or cannot start (no RDMA device) fails every case:
-// a plugin this machine cannot run is left out of the list by name (verbs runs in the soft-RoCE
-// VM, tests/vm), never skipped into a green run.
+// The plugins under test (LUTRA_CONFORMANCE_TRANSPORTS, default tcp and loopback). Every case runs
+// against each; a plugin that answers `unimplemented` or cannot start (no RDMA device) fails every
+// case: a plugin this machine cannot run is left out of the list by name (verbs runs in the
+// soft-RoCE VM, tests/vm), never skipped into a green run.
 std::vector<std::string> plugins()
 {
     const char *env = std::getenv("LUTRA_CONFORMANCE_TRANSPORTS");
-    std::string list = env != nullptr && *env != '\0' ? env : "tcp";
+    std::string list = env != nullptr && *env != '\0' ? env : "tcp,loopback";
     std::vector<std::string> out;
     for (std::size_t start = 0; start <= list.size();) {
         const auto comma = std::min(list.find(',', start), list.size());
@@ -273,6 +275,7 @@ private slots:
         QFETCH_GLOBAL(QString, plugin);
         m_plugin = plugin.toStdString();
         m_loader = std::make_unique<PluginLoader>(LogSink{&LogCapture::write, &m_log});
+        QVERIFY(m_loader->registerPlugin(loopback::plugin()).ok());
         TransportOptions options;
         options.log = {&LogCapture::write, &m_log};
         options.connectTimeout = 2000ms;
@@ -713,16 +716,33 @@ private slots:
 
     void peerProcessKilled()
     {
+        // In-process transports have no peer process: the peer is a transport of its own,
+        // destroyed without closing its connection.
+        Recorder inProcessPeerHandler;
+        std::unique_ptr<Transport> inProcessPeer;
         QProcess peer;
-        peer.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        peer.start(LUTRA_TRANSPORT_PEER,
-                   {QString::fromStdString(m_plugin), QString::fromStdString(m_listener->uri())});
-        QVERIFY(peer.waitForStarted(5000));
+        if (m_plugin == "loopback") {
+            auto created = m_loader->create(m_plugin, {});
+            QVERIFY2(created.ok(), created.status().toString().c_str());
+            inProcessPeer = std::move(*created);
+            auto connection = inProcessPeer->connect(m_listener->uri(), inProcessPeerHandler);
+            QVERIFY2(connection.ok(), connection.status().toString().c_str());
+            QVERIFY((*connection)->send(bytes("ready"), deadlineIn(kWait)).ok());
+        } else {
+            peer.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+            peer.start(LUTRA_TRANSPORT_PEER, {QString::fromStdString(m_plugin),
+                                              QString::fromStdString(m_listener->uri())});
+            QVERIFY(peer.waitForStarted(5000));
+        }
         QVERIFY(m_serverHandler.waitFor([&] { return !m_serverHandler.messages.empty(); }));
         QCOMPARE(m_serverHandler.messages[0], std::string("ready"));
         const ConnectionPtr connection = m_serverHandler.accepted.at(0);
-        peer.kill(); // SIGKILL: no goodbye
-        QVERIFY(peer.waitForFinished(5000));
+        if (inProcessPeer) {
+            inProcessPeer.reset(); // no goodbye from the host
+        } else {
+            peer.kill(); // SIGKILL: no goodbye
+            QVERIFY(peer.waitForFinished(5000));
+        }
         QVERIFY(m_serverHandler.waitFor([&] { return m_serverHandler.disconnects.size() == 1; }));
         const Status reason = m_serverHandler.disconnects[0];
         QCOMPARE(reason.code(), Errc::unavailable);
