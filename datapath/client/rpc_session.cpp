@@ -50,6 +50,24 @@ struct RpcSession::Slot {
     bool checksums = false;
     transport::BulkDescriptor descriptor;
     BulkCallback callback;
+    std::uint64_t laneBytes = 0; // under m_freeMutex: counted in its lane's bytesInFlight
+};
+
+// One transport connection of the session and its slots.
+struct RpcSession::Lane {
+    std::uint32_t index = 0;
+    // Set under m_stateMutex; replaced only when the lane is lost, released and idle (reopened).
+    transport::ConnectionPtr connection;
+    std::unique_ptr<Slot[]> slots;           // m_slotsPerLane, allocated once
+    std::atomic<std::uint32_t> slotCount{0}; // usable slots, published when complete
+    std::atomic<bool> lost{false};           // its connection is gone (set before slots fail)
+    // Under m_freeMutex.
+    std::vector<std::uint32_t> freeSlots; // a stack: reused slots stay warm in cache
+    std::uint64_t bytesInFlight = 0;      // bulk bytes of the slots taken
+    bool ready = false;                   // joined the export: takes RPCs
+    // Under m_stateMutex.
+    std::string lostReason;
+    bool released = false; // onDisconnected has run: the transport is done with this lane
 };
 
 namespace {
@@ -135,17 +153,40 @@ void SlotLease::release() noexcept
 // ---- setup and teardown ----------------------------------------------------------------------
 
 RpcSession::RpcSession(std::string uri, Options options)
-    : m_uri(std::move(uri)), m_options(std::move(options))
+    : m_uri(std::move(uri)), m_options(std::move(options)),
+      m_lanes(std::make_unique<Lane[]>(kMaxConnections))
 {
+    for (std::uint32_t i = 0; i < kMaxConnections; ++i) {
+        m_lanes[i].index = i;
+    }
 }
 
 RpcSession::~RpcSession()
 {
-    if (m_connection) {
-        // The transport calls this handler until onDisconnected has run: wait for it.
-        m_connection->close();
+    // The transport calls this handler until each connection's onDisconnected has run.
+    const std::uint32_t lanes = m_laneCount.load(std::memory_order_acquire);
+    std::vector<transport::ConnectionPtr> open;
+    {
+        std::lock_guard lock(m_stateMutex);
+        for (std::uint32_t i = 0; i < lanes; ++i) {
+            if (m_lanes[i].connection) {
+                open.push_back(m_lanes[i].connection);
+            }
+        }
+    }
+    for (const auto &connection : open) {
+        connection->close();
+    }
+    {
         std::unique_lock lock(m_stateMutex);
-        m_gone.wait(lock, [&] { return m_handlerReleased; });
+        m_gone.wait(lock, [&] {
+            for (std::uint32_t i = 0; i < lanes; ++i) {
+                if (m_lanes[i].connection && !m_lanes[i].released) {
+                    return false;
+                }
+            }
+            return true;
+        });
     }
     if (m_timer.joinable()) {
         {
@@ -161,14 +202,25 @@ Result<std::unique_ptr<RpcSession>> RpcSession::connect(transport::Transport &tr
                                                         std::string_view uri, Options options)
 {
     const std::string where = "connect " + std::string(uri);
+    if (options.connections == 0 || options.connections > kMaxConnections) {
+        return Status(Errc::invalid_argument, where + ": " + std::to_string(options.connections) +
+                                                  " connections is outside 1.." +
+                                                  std::to_string(kMaxConnections));
+    }
     std::unique_ptr<RpcSession> session(new RpcSession(std::string(uri), std::move(options)));
-    auto connection = transport.connect(uri, *session, session.get());
+    session->m_transport = &transport;
+    Lane &first = session->m_lanes[0];
+    auto connection = transport.connect(uri, *session, &first);
     if (!connection.ok()) {
         return connection.status().withContext(where);
     }
-    session->m_connection = std::move(*connection);
+    {
+        std::lock_guard lock(session->m_stateMutex);
+        first.connection = std::move(*connection);
+    }
+    session->m_laneCount.store(1, std::memory_order_release);
 
-    const transport::Limits &limits = session->m_connection->limits();
+    const transport::Limits &limits = first.connection->limits();
     if (limits.queueDepth == 0 || limits.maxMessageSize < protocol::kMinMessageSize) {
         return Status(Errc::failed_precondition,
                       where + ": the transport negotiated " + std::to_string(limits.queueDepth) +
@@ -176,26 +228,12 @@ Result<std::unique_ptr<RpcSession>> RpcSession::connect(transport::Transport &tr
                           " bytes; the protocol needs at least 1 of " +
                           std::to_string(protocol::kMinMessageSize));
     }
-    // Everything a call needs is allocated here, once: buffers as large as the transport allows
-    // (the Connect exchange can only lower the limits).
     const std::uint32_t count = limits.queueDepth;
-    const std::uint64_t maxPages =
-        std::min<std::uint64_t>(limits.maxBulkSize, protocol::kMaxBulkBytes) / protocol::kPageSize;
-    session->m_slots = std::make_unique<Slot[]>(count);
-    session->m_freeSlots.reserve(count);
-    for (std::uint32_t i = 0; i < count; ++i) {
-        Slot &slot = session->m_slots[i];
-        slot.xid = i;
-        slot.sendBuffer.resize(limits.maxMessageSize);
-        slot.replyBuffer.resize(limits.maxMessageSize);
-        slot.crcs.resize(maxPages);
-        slot.segments.reserve(transport::kMaxBulkSegments);
-        // Popped from the back: slot 0 first.
-        session->m_freeSlots.push_back(count - 1 - i);
-    }
+    session->m_slotsPerLane = count;
+    session->m_xidStride = std::uint64_t{count} * kMaxConnections;
+    session->allocateLane(0, limits);
     session->m_negotiated.slotCount = count;
-    session->m_deferredSends.reserve(count);
-    session->m_slotCount.store(count, std::memory_order_release);
+    session->m_deferredSends.reserve(std::size_t{count} * kMaxConnections);
     try {
         RpcSession *self = session.get();
         session->m_timer = std::thread([self] { self->timerLoop(); });
@@ -206,12 +244,195 @@ Result<std::unique_ptr<RpcSession>> RpcSession::connect(transport::Transport &tr
     if (Status status = session->negotiate(); !status.ok()) {
         return status.withContext(where);
     }
+    {
+        std::lock_guard lock(session->m_freeMutex);
+        first.ready = true;
+    }
+    // Further connections are an optimisation: one that fails is logged and left out.
+    std::lock_guard lanes(session->m_laneMutex);
+    std::uint32_t opened = 1;
+    while (opened < session->m_options.connections) {
+        if (Status status = session->openLane(opened); !status.ok()) {
+            session->m_options.log(LogLevel::warning,
+                                   where + ": using " + std::to_string(opened) + " of " +
+                                       std::to_string(session->m_options.connections) +
+                                       " connections: " + status.toString());
+            break;
+        }
+        ++opened;
+    }
+    session->m_connectionsInUse.store(opened, std::memory_order_relaxed);
     return session;
+}
+
+void RpcSession::allocateLane(std::uint32_t index, const transport::Limits &limits)
+{
+    // Everything a call needs is allocated here, once: buffers as large as the transport allows
+    // (the Connect exchange can only lower the limits).
+    Lane &lane = m_lanes[index];
+    const std::uint32_t count = std::min(limits.queueDepth, m_slotsPerLane);
+    const std::uint64_t maxPages =
+        std::min<std::uint64_t>(limits.maxBulkSize, protocol::kMaxBulkBytes) / protocol::kPageSize;
+    if (!lane.slots) {
+        lane.slots = std::make_unique<Slot[]>(m_slotsPerLane);
+        for (std::uint32_t i = 0; i < m_slotsPerLane; ++i) {
+            Slot &slot = lane.slots[i];
+            slot.xid = std::uint64_t{index} * m_slotsPerLane + i;
+            slot.sendBuffer.resize(limits.maxMessageSize);
+            slot.replyBuffer.resize(limits.maxMessageSize);
+            slot.crcs.resize(maxPages);
+            slot.segments.reserve(transport::kMaxBulkSegments);
+        }
+    }
+    {
+        std::lock_guard lock(m_freeMutex);
+        lane.freeSlots.clear();
+        lane.freeSlots.reserve(m_slotsPerLane);
+        for (std::uint32_t i = 0; i < count; ++i) {
+            // Popped from the back: the lane's first slot first.
+            lane.freeSlots.push_back(index * m_slotsPerLane + count - 1 - i);
+        }
+        lane.bytesInFlight = 0;
+        lane.ready = false;
+    }
+    lane.slotCount.store(count, std::memory_order_release);
+}
+
+RpcSession::Lane &RpcSession::laneOf(std::uint32_t index) const noexcept
+{
+    return m_lanes[index / m_slotsPerLane];
+}
+
+RpcSession::Slot &RpcSession::slotAt(std::uint32_t index) const noexcept
+{
+    return m_lanes[index / m_slotsPerLane].slots[index % m_slotsPerLane];
+}
+
+Status RpcSession::openLane(std::uint32_t index)
+{
+    Lane &lane = m_lanes[index];
+    const std::string where = "connection " + std::to_string(index + 1) + " to " + m_uri;
+    if ((m_negotiated.features & protocol::kFeatureMultiConnection) == 0) {
+        return {Errc::failed_precondition,
+                where + ": the target does not let several connections share one client's "
+                        "export (no multi-connection feature)"};
+    }
+    if (m_disconnected.load(std::memory_order_acquire)) {
+        return disconnectedStatus();
+    }
+    auto connection = m_transport->connect(m_uri, *this, &lane);
+    if (!connection.ok()) {
+        return connection.status().withContext(where);
+    }
+    {
+        std::lock_guard lock(m_stateMutex);
+        lane.connection = std::move(*connection);
+        lane.lostReason.clear();
+        lane.released = false;
+    }
+    lane.lost.store(false, std::memory_order_release);
+    if (index >= m_laneCount.load(std::memory_order_relaxed)) {
+        m_laneCount.store(index + 1, std::memory_order_release);
+    }
+    const auto fail = [&](Status status) {
+        lane.connection->close(); // onDisconnected marks the lane lost
+        return status;
+    };
+    const transport::Limits &limits = lane.connection->limits();
+    if (limits.queueDepth == 0 || limits.maxMessageSize < m_negotiated.maxMessageBytes ||
+        limits.maxBulkSize < m_negotiated.maxBulkBytes) {
+        return fail({Errc::failed_precondition,
+                     where + ": the transport negotiated " + std::to_string(limits.queueDepth) +
+                         " slots, messages of " + std::to_string(limits.maxMessageSize) +
+                         " and bulk of " + std::to_string(limits.maxBulkSize) +
+                         " bytes, less than the first connection's"});
+    }
+    allocateLane(index, limits);
+    // The first connection may have gone before this one was published (its disconnect closes
+    // only the connections it sees).
+    if (m_disconnected.load(std::memory_order_acquire)) {
+        return fail(disconnectedStatus());
+    }
+    protocol::ConnectRequest request;
+    request.maxBulkBytes = m_negotiated.maxBulkBytes;
+    request.maxMessageBytes = m_negotiated.maxMessageBytes;
+    request.features = m_options.features;
+    request.clientId = m_options.clientId;
+    request.exportCookie = m_exportCookie;
+    auto reply = callOn(index, request, m_options.connectJobId,
+                        transport::deadlineIn(m_options.connectTimeout));
+    if (!reply.ok()) {
+        return fail(reply.status().withContext(where + ": Connect exchange"));
+    }
+    if (reply->targetName != m_negotiated.targetName || reply->version != m_negotiated.version ||
+        reply->exportCookie != m_exportCookie || reply->maxBulkBytes < m_negotiated.maxBulkBytes ||
+        reply->maxMessageBytes < m_negotiated.maxMessageBytes ||
+        (reply->features & m_options.features) != m_negotiated.features) {
+        return fail({Errc::protocol_error, where + ": the target answered the join as " +
+                                               std::string(reply->targetName) +
+                                               " with other terms than the first connection's"});
+    }
+    {
+        std::lock_guard lock(m_freeMutex);
+        lane.ready = true;
+    }
+    m_freeChanged.notify_all();
+    m_options.log(LogLevel::info, where + " joined the session to " + m_negotiated.targetName);
+    return {};
+}
+
+Status RpcSession::setConnections(std::uint32_t count)
+{
+    if (count == 0 || count > kMaxConnections) {
+        return {Errc::invalid_argument, "connections to " + m_uri + ": " + std::to_string(count) +
+                                            " is outside 1.." + std::to_string(kMaxConnections)};
+    }
+    if (m_disconnected.load(std::memory_order_acquire)) {
+        return disconnectedStatus();
+    }
+    std::lock_guard lanes(m_laneMutex);
+    for (std::uint32_t i = 1; i < count; ++i) {
+        Lane &lane = m_lanes[i];
+        bool open = i >= m_laneCount.load(std::memory_order_relaxed);
+        if (!open && lane.lost.load(std::memory_order_acquire)) {
+            // A lost connection is opened again once the transport has let go of it (its
+            // onDisconnected fails and frees the RPCs it had) and no sender still holds a slot.
+            {
+                std::unique_lock lock(m_stateMutex);
+                m_gone.wait_for(lock, m_options.connectTimeout, [&] { return lane.released; });
+            }
+            std::scoped_lock lock(m_stateMutex, m_freeMutex);
+            open = lane.released &&
+                   lane.freeSlots.size() == lane.slotCount.load(std::memory_order_relaxed);
+        }
+        if (open) {
+            if (Status status = openLane(i); !status.ok()) {
+                return status;
+            }
+        }
+    }
+    {
+        std::lock_guard lock(m_freeMutex);
+        m_connectionsInUse.store(count, std::memory_order_relaxed);
+    }
+    m_freeChanged.notify_all();
+    return {};
+}
+
+std::uint32_t RpcSession::liveConnections() const noexcept
+{
+    std::lock_guard lock(const_cast<std::mutex &>(m_freeMutex));
+    std::uint32_t live = 0;
+    const std::uint32_t lanes = m_laneCount.load(std::memory_order_acquire);
+    for (std::uint32_t i = 0; i < lanes; ++i) {
+        live += m_lanes[i].ready && !m_lanes[i].lost.load(std::memory_order_acquire) ? 1 : 0;
+    }
+    return live;
 }
 
 Status RpcSession::negotiate()
 {
-    const transport::Limits &limits = m_connection->limits();
+    const transport::Limits &limits = m_lanes[0].connection->limits();
     const std::uint64_t bulkCap = std::min<std::uint64_t>(
         {m_options.maxBulkBytes, limits.maxBulkSize, protocol::kMaxBulkBytes});
     const auto offerBulk =
@@ -248,6 +469,9 @@ Status RpcSession::negotiate()
     m_negotiated.maxMessageBytes = std::min(reply->maxMessageBytes, offerMessage);
     m_negotiated.features = reply->features & m_options.features;
     m_negotiated.targetName = std::string(reply->targetName);
+    if ((m_negotiated.features & protocol::kFeatureMultiConnection) != 0) {
+        m_exportCookie = reply->exportCookie; // further connections join with it
+    }
     m_options.log(LogLevel::info, "connected to " + m_negotiated.targetName + " at " + m_uri +
                                       ": version " + std::to_string(m_negotiated.version) + ", " +
                                       std::to_string(m_negotiated.slotCount) + " slots, bulk " +
@@ -270,8 +494,15 @@ RpcSession::Counters RpcSession::counters() const noexcept
 
 Status RpcSession::disconnectedStatus() const
 {
+    return lostStatus(m_lanes[0]);
+}
+
+Status RpcSession::lostStatus(const Lane &lane) const
+{
     std::lock_guard lock(m_stateMutex);
-    return {Errc::unavailable, "connection to " + m_uri + " lost: " + m_disconnectReason};
+    return {Errc::unavailable, (lane.index == 0 ? std::string("connection")
+                                                : "connection " + std::to_string(lane.index + 1)) +
+                                   " to " + m_uri + " lost: " + lane.lostReason};
 }
 
 Status RpcSession::unexpectedReply(Opcode opcode) const
@@ -280,36 +511,99 @@ Status RpcSession::unexpectedReply(Opcode opcode) const
                                       ": the reply has the wrong body type"};
 }
 
-Result<SlotLease> RpcSession::acquireSlot(Opcode opcode, Deadline deadline)
+Result<SlotLease> RpcSession::acquireSlot(Opcode opcode, Deadline deadline, std::uint32_t laneIndex)
 {
+    Lane &lane = m_lanes[laneIndex];
     std::unique_lock lock(m_freeMutex);
     const bool ready = waitUntil(m_freeChanged, lock, deadline, [&] {
-        return !m_freeSlots.empty() || m_disconnected.load(std::memory_order_acquire);
+        return !lane.freeSlots.empty() || lane.lost.load(std::memory_order_acquire);
     });
-    if (m_disconnected.load(std::memory_order_acquire)) {
+    if (lane.lost.load(std::memory_order_acquire)) {
         lock.unlock();
-        return disconnectedStatus();
+        return lostStatus(lane);
     }
     if (!ready) {
         return Status(Errc::resource_exhausted, std::string(protocol::opcodeName(opcode)) + " to " +
                                                     m_uri + ": all " +
-                                                    std::to_string(m_negotiated.slotCount) +
+                                                    std::to_string(lane.slotCount.load()) +
                                                     " RPC slots busy until the deadline");
     }
-    const std::uint32_t index = m_freeSlots.back();
-    m_freeSlots.pop_back();
+    const std::uint32_t index = lane.freeSlots.back();
+    lane.freeSlots.pop_back();
     return SlotLease(this, index);
 }
 
-std::uint32_t RpcSession::tryAcquireSlot() noexcept
+Result<SlotLease> RpcSession::acquireBulkSlot(Opcode opcode, std::uint64_t bytes, Deadline deadline)
 {
-    std::lock_guard lock(m_freeMutex);
-    if (m_freeSlots.empty()) {
-        m_slotWanted = m_slotWaiter != nullptr;
+    std::unique_lock lock(m_freeMutex);
+    std::uint32_t index = kNoSlot;
+    const bool ready = waitUntil(m_freeChanged, lock, deadline, [&] {
+        if (m_disconnected.load(std::memory_order_acquire)) {
+            return true;
+        }
+        index = pickBulkSlotLocked(bytes);
+        return index != kNoSlot;
+    });
+    if (index != kNoSlot) {
+        return SlotLease(this, index);
+    }
+    if (m_disconnected.load(std::memory_order_acquire)) {
+        lock.unlock();
+        return disconnectedStatus();
+    }
+    (void)ready;
+    return Status(Errc::resource_exhausted,
+                  std::string(protocol::opcodeName(opcode)) + " to " + m_uri + ": all " +
+                      std::to_string(m_negotiated.slotCount * connections()) +
+                      " RPC slots busy until the deadline");
+}
+
+std::uint32_t RpcSession::pickBulkSlotLocked(std::uint64_t bytes) noexcept
+{
+    const std::uint32_t lanes = std::min(m_connectionsInUse.load(std::memory_order_relaxed),
+                                         m_laneCount.load(std::memory_order_acquire));
+    // The connection with the fewest bytes in flight; ties rotate, so equal RPCs alternate.
+    const std::uint32_t start = m_nextLane.fetch_add(1, std::memory_order_relaxed);
+    Lane *best = nullptr;
+    for (std::uint32_t i = 0; i < lanes; ++i) {
+        Lane &lane = m_lanes[(start + i) % lanes];
+        if (!lane.ready || lane.freeSlots.empty() || lane.lost.load(std::memory_order_acquire)) {
+            continue;
+        }
+        if (best == nullptr || lane.bytesInFlight < best->bytesInFlight) {
+            best = &lane;
+        }
+    }
+    if (best == nullptr) {
         return kNoSlot;
     }
-    const std::uint32_t index = m_freeSlots.back();
-    m_freeSlots.pop_back();
+    const std::uint32_t index = best->freeSlots.back();
+    best->freeSlots.pop_back();
+    best->bytesInFlight += bytes;
+    slotAt(index).laneBytes = bytes;
+    return index;
+}
+
+bool RpcSession::bulkSlotFreeLocked() const noexcept
+{
+    const std::uint32_t lanes = std::min(m_connectionsInUse.load(std::memory_order_relaxed),
+                                         m_laneCount.load(std::memory_order_acquire));
+    for (std::uint32_t i = 0; i < lanes; ++i) {
+        const Lane &lane = m_lanes[i];
+        if (lane.ready && !lane.freeSlots.empty() && !lane.lost.load(std::memory_order_acquire)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::uint32_t RpcSession::tryAcquireSlot(std::uint64_t bytes) noexcept
+{
+    std::lock_guard lock(m_freeMutex);
+    const std::uint32_t index = pickBulkSlotLocked(bytes);
+    if (index == kNoSlot) {
+        m_slotWanted = m_slotWaiter != nullptr;
+    }
     return index;
 }
 
@@ -319,14 +613,19 @@ void RpcSession::releaseSlot(std::uint32_t index) noexcept
     void *context = nullptr;
     {
         std::lock_guard lock(m_freeMutex);
-        m_freeSlots.push_back(index);
+        Lane &lane = laneOf(index);
+        Slot &slot = slotAt(index);
+        lane.freeSlots.push_back(index);
+        lane.bytesInFlight -= slot.laneBytes;
+        slot.laneBytes = 0;
         if (std::exchange(m_slotWanted, false) && m_slotWaiter != nullptr) {
             wake = m_slotWaiter;
             context = m_slotWaiterContext;
             ++m_wakesRunning;
         }
     }
-    m_freeChanged.notify_one();
+    // All: a control call waits for the first connection's slots, a bulk one for any.
+    m_freeChanged.notify_all();
     if (wake != nullptr) {
         wake(context);
         {
@@ -340,7 +639,7 @@ void RpcSession::releaseSlot(std::uint32_t index) noexcept
 bool RpcSession::armSlotWaiter() noexcept
 {
     std::lock_guard lock(m_freeMutex);
-    if (!m_freeSlots.empty()) {
+    if (bulkSlotFreeLocked()) {
         return true;
     }
     m_slotWanted = m_slotWaiter != nullptr;
@@ -359,10 +658,11 @@ void RpcSession::setSlotWaiter(void (*wake)(void *context) noexcept, void *conte
 Result<protocol::Message> RpcSession::exchange(std::uint32_t index, const protocol::Body &body,
                                                std::string_view jobId, Deadline deadline)
 {
-    Slot &slot = m_slots[index];
+    Slot &slot = slotAt(index);
+    Lane &lane = laneOf(index);
     // Only the owner changes xid, so reading it unlocked is fine; the next xid of this slot is
     // one generation up, so a late reply to an earlier call here can never match.
-    const std::uint64_t xid = slot.xid + m_negotiated.slotCount;
+    const std::uint64_t xid = slot.xid + m_xidStride;
     const protocol::Message request{xid, jobId, body};
     const Opcode opcode = request.opcode();
     const std::string_view name = protocol::opcodeName(opcode);
@@ -380,12 +680,12 @@ Result<protocol::Message> RpcSession::exchange(std::uint32_t index, const protoc
         slot.replyLength = 0;
         // Checked under the slot lock: onDisconnected sets the flag before it visits the slots,
         // so either it sees `waiting` here or this sees the flag.
-        if (m_disconnected.load(std::memory_order_acquire)) {
+        if (lane.lost.load(std::memory_order_acquire)) {
             slot.state = Slot::State::idle;
-            return disconnectedStatus();
+            return lostStatus(lane);
         }
     }
-    if (Status sent = m_connection->send(std::span(slot.sendBuffer).first(*size), deadline);
+    if (Status sent = lane.connection->send(std::span(slot.sendBuffer).first(*size), deadline);
         !sent.ok()) {
         std::lock_guard lock(slot.mutex);
         slot.state = Slot::State::idle;
@@ -406,7 +706,7 @@ Result<protocol::Message> RpcSession::exchange(std::uint32_t index, const protoc
         return Status(Errc::timeout, std::string(name) + " to " + m_uri +
                                          ": no reply within the deadline (xid " +
                                          std::to_string(xid) + ")");
-    case Slot::State::failed: return disconnectedStatus().withContext(name);
+    case Slot::State::failed: return lostStatus(lane).withContext(name);
     case Slot::State::idle: return Status(Errc::internal, "slot idle while a call waited");
     case Slot::State::replied: break;
     }
@@ -524,11 +824,12 @@ Status RpcSession::submitBulk(Opcode opcode, std::uint64_t handle, std::uint64_t
     if (m_disconnected.load(std::memory_order_acquire)) {
         return disconnectedStatus();
     }
-    const std::uint32_t index = tryAcquireSlot();
+    const std::uint32_t index = tryAcquireSlot(*bytes);
     if (index == kNoSlot) {
         return Status(Errc::resource_exhausted,
                       std::string(protocol::opcodeName(opcode)) + " to " + m_uri + ": all " +
-                          std::to_string(m_negotiated.slotCount) + " RPC slots busy");
+                          std::to_string(m_negotiated.slotCount * connections()) +
+                          " RPC slots busy");
     }
     Status started = startBulk(index, opcode, handle, offset, pageCount, lastPageBytes, *bytes,
                                segments, checksums, jobId, deadline, done);
@@ -548,7 +849,8 @@ Status RpcSession::startBulk(std::uint32_t index, Opcode opcode, std::uint64_t h
                              std::string_view jobId, Deadline deadline, BulkCallback done)
 {
     const bool isRead = opcode == Opcode::read;
-    Slot &slot = m_slots[index];
+    Slot &slot = slotAt(index);
+    Lane &lane = laneOf(index);
     // Expose exactly the transfer: the caller's buffers may be longer (a whole last page).
     slot.segments.clear();
     std::uint64_t remaining = bytes;
@@ -570,7 +872,7 @@ Status RpcSession::startBulk(std::uint32_t index, Opcode opcode, std::uint64_t h
         return std::string(protocol::opcodeName(opcode)) + " handle " + std::to_string(handle) +
                " offset " + std::to_string(offset);
     };
-    auto descriptor = m_connection->exposeBulk(
+    auto descriptor = lane.connection->exposeBulk(
         slot.segments, isRead ? transport::BulkAccess::putInto : transport::BulkAccess::getFrom);
     if (!descriptor.ok()) {
         return descriptor.status().withContext(where());
@@ -584,7 +886,7 @@ Status RpcSession::startBulk(std::uint32_t index, Opcode opcode, std::uint64_t h
     io.descriptor = protocol::OpaqueBytes{descriptor->view()};
     // Only the owner changes xid; the next xid of this slot is one generation up, so a late
     // reply to an earlier RPC here never matches.
-    const std::uint64_t xid = slot.xid + m_negotiated.slotCount;
+    const std::uint64_t xid = slot.xid + m_xidStride;
     const protocol::Message request{
         xid, jobId,
         isRead ? protocol::Body{protocol::ReadRequest{io}}
@@ -595,16 +897,16 @@ Status RpcSession::startBulk(std::uint32_t index, Opcode opcode, std::uint64_t h
         std::span(slot.sendBuffer)
             .first(std::min<std::size_t>(slot.sendBuffer.size(), m_negotiated.maxMessageBytes)));
     if (!size.ok()) {
-        m_connection->unexposeBulk(*descriptor);
+        lane.connection->unexposeBulk(*descriptor);
         return size.status().withContext(where() + " request");
     }
     {
         std::lock_guard lock(slot.mutex);
         // Checked under the slot lock: onDisconnected sets the flag before it visits the slots,
         // so either it sees `waiting` here or this sees the flag.
-        if (m_disconnected.load(std::memory_order_acquire)) {
-            m_connection->unexposeBulk(*descriptor);
-            return disconnectedStatus();
+        if (lane.lost.load(std::memory_order_acquire)) {
+            lane.connection->unexposeBulk(*descriptor);
+            return lostStatus(lane);
         }
         slot.xid = xid;
         slot.async = true;
@@ -630,17 +932,18 @@ Status RpcSession::startBulk(std::uint32_t index, Opcode opcode, std::uint64_t h
 
 void RpcSession::sendAsync(std::uint32_t index, bool sendWait) noexcept
 {
-    Slot &slot = m_slots[index];
+    Slot &slot = slotAt(index);
+    Lane &lane = laneOf(index);
     // sendPending keeps the deadline and disconnect paths off this slot while the buffer is
     // being copied out, so nobody can free and reuse it under the send.
-    Status sent = m_connection->send(std::span(slot.sendBuffer).first(slot.sendLength),
-                                     sendWait ? slot.deadline : transport::noWait());
+    Status sent = lane.connection->send(std::span(slot.sendBuffer).first(slot.sendLength),
+                                        sendWait ? slot.deadline : transport::noWait());
     Status failure;
     std::span<const std::byte> reply;
     {
         std::lock_guard lock(slot.mutex);
         if (!sent.ok() && sent.code() == Errc::resource_exhausted && !sendWait &&
-            !m_disconnected.load(std::memory_order_acquire)) {
+            !lane.lost.load(std::memory_order_acquire)) {
             // The send queue is full: the timer thread sends it, waiting for a credit.
             {
                 std::lock_guard timer(m_timerMutex);
@@ -656,7 +959,7 @@ void RpcSession::sendAsync(std::uint32_t index, bool sendWait) noexcept
                 // The reply beat this thread back here; onMessage left it in the reply buffer.
                 reply = std::span<const std::byte>(slot.replyBuffer).first(slot.replyLength);
             } else if (slot.state == Slot::State::waiting &&
-                       m_disconnected.load(std::memory_order_acquire)) {
+                       lane.lost.load(std::memory_order_acquire)) {
                 // A disconnect that ran during the send skipped this slot.
                 failure = Status(Errc::unavailable, "lost");
             } else {
@@ -669,7 +972,7 @@ void RpcSession::sendAsync(std::uint32_t index, bool sendWait) noexcept
         slot.state = Slot::State::idle;
     }
     if (failure.code() == Errc::unavailable) {
-        failure = disconnectedStatus().withContext(protocol::opcodeName(slot.opcode));
+        failure = lostStatus(lane).withContext(protocol::opcodeName(slot.opcode));
     }
     completeAsync(index, reply, failure);
 }
@@ -743,11 +1046,11 @@ Result<std::uint32_t> RpcSession::decodeBulkReply(Slot &slot, std::span<const st
 void RpcSession::completeAsync(std::uint32_t index, std::span<const std::byte> reply,
                                Status failure) noexcept
 {
-    Slot &slot = m_slots[index];
+    Slot &slot = slotAt(index);
     const Result<std::uint32_t> result =
         failure.ok() ? decodeBulkReply(slot, reply) : Result<std::uint32_t>(failure);
     // The transfer is over (reply), or the transport drops what still arrives for it.
-    m_connection->unexposeBulk(slot.descriptor);
+    laneOf(index).connection->unexposeBulk(slot.descriptor);
     const BulkCallback callback = slot.callback;
     slot.callback = {};
     slot.async = false;
@@ -778,28 +1081,32 @@ void RpcSession::armTimer(Deadline deadline) noexcept
 Deadline RpcSession::expireAsync(Deadline now) noexcept
 {
     Deadline earliest = Deadline::max();
-    const std::uint32_t count = m_slotCount.load(std::memory_order_acquire);
-    for (std::uint32_t i = 0; i < count; ++i) {
-        Slot &slot = m_slots[i];
-        std::uint64_t xid = 0;
-        {
-            std::lock_guard lock(slot.mutex);
-            if (!slot.async || slot.state != Slot::State::waiting || slot.sendPending) {
-                continue;
+    const std::uint32_t lanes = m_laneCount.load(std::memory_order_acquire);
+    for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+        const std::uint32_t count = m_lanes[lane].slotCount.load(std::memory_order_acquire);
+        for (std::uint32_t slotIndex = 0; slotIndex < count; ++slotIndex) {
+            const std::uint32_t i = lane * m_slotsPerLane + slotIndex;
+            Slot &slot = slotAt(i);
+            std::uint64_t xid = 0;
+            {
+                std::lock_guard lock(slot.mutex);
+                if (!slot.async || slot.state != Slot::State::waiting || slot.sendPending) {
+                    continue;
+                }
+                if (slot.deadline > now) {
+                    earliest = std::min(earliest, slot.deadline);
+                    continue;
+                }
+                slot.state = Slot::State::idle; // a late reply finds it idle and is dropped
+                xid = slot.xid;
             }
-            if (slot.deadline > now) {
-                earliest = std::min(earliest, slot.deadline);
-                continue;
-            }
-            slot.state = Slot::State::idle; // a late reply finds it idle and is dropped
-            xid = slot.xid;
+            m_timeouts.fetch_add(1, std::memory_order_relaxed);
+            completeAsync(i, {},
+                          Status(Errc::timeout, std::string(protocol::opcodeName(slot.opcode)) +
+                                                    " to " + m_uri +
+                                                    ": no reply within the deadline (xid " +
+                                                    std::to_string(xid) + ")"));
         }
-        m_timeouts.fetch_add(1, std::memory_order_relaxed);
-        completeAsync(i, {},
-                      Status(Errc::timeout, std::string(protocol::opcodeName(m_slots[i].opcode)) +
-                                                " to " + m_uri +
-                                                ": no reply within the deadline (xid " +
-                                                std::to_string(xid) + ")"));
     }
     return earliest;
 }
@@ -877,7 +1184,7 @@ Result<std::uint32_t> RpcSession::bulk(Opcode opcode, std::uint64_t handle, std:
     if (!bytes.ok()) {
         return bytes.status();
     }
-    auto lease = acquireSlot(opcode, deadline);
+    auto lease = acquireBulkSlot(opcode, *bytes, deadline);
     if (!lease.ok()) {
         return lease.status();
     }
@@ -921,13 +1228,20 @@ void RpcSession::onMessage(transport::Connection &connection,
         onTargetRequest(connection, message);
         return;
     }
-    const std::uint32_t count = m_slotCount.load(std::memory_order_acquire);
-    if (count == 0) {
+    // The first lane's slots are published after m_slotsPerLane and m_xidStride are set.
+    if (m_lanes[0].slotCount.load(std::memory_order_acquire) == 0) {
         dropUnsolicited(header->xid, "no call has been made yet");
         return;
     }
-    const auto index = static_cast<std::uint32_t>(header->xid % count);
-    Slot &slot = m_slots[index];
+    const std::uint64_t global = header->xid % m_xidStride;
+    const auto laneIndex = static_cast<std::uint32_t>(global / m_slotsPerLane);
+    const auto slotIndex = static_cast<std::uint32_t>(global % m_slotsPerLane);
+    if (slotIndex >= m_lanes[laneIndex].slotCount.load(std::memory_order_acquire)) {
+        dropUnsolicited(header->xid, "no slot of this session has that xid");
+        return;
+    }
+    const std::uint32_t index = laneIndex * m_slotsPerLane + slotIndex;
+    Slot &slot = slotAt(index);
     {
         std::unique_lock lock(slot.mutex);
         if (slot.async && slot.state == Slot::State::waiting && slot.xid == header->xid) {
@@ -1005,15 +1319,21 @@ void RpcSession::onTargetRequest(transport::Connection &connection,
 
 void RpcSession::onDisconnected(transport::Connection &connection, const Status &reason) noexcept
 {
-    (void)connection;
+    Lane &lane = *static_cast<Lane *>(connection.context());
+    const bool first = lane.index == 0;
     {
         std::lock_guard lock(m_stateMutex);
-        m_disconnectReason = reason.toString();
+        lane.lostReason = reason.toString();
     }
-    m_disconnected.store(true, std::memory_order_release);
-    const std::uint32_t count = m_slotCount.load(std::memory_order_acquire);
-    for (std::uint32_t i = 0; i < count; ++i) {
-        Slot &slot = m_slots[i];
+    // Before the slots are visited: a sender checks the flag under the slot lock.
+    lane.lost.store(true, std::memory_order_release);
+    if (first) {
+        m_disconnected.store(true, std::memory_order_release);
+    }
+    const std::uint32_t count = lane.slotCount.load(std::memory_order_acquire);
+    for (std::uint32_t slotIndex = 0; slotIndex < count; ++slotIndex) {
+        const std::uint32_t i = lane.index * m_slotsPerLane + slotIndex;
+        Slot &slot = slotAt(i);
         std::unique_lock lock(slot.mutex);
         if (slot.state != Slot::State::waiting) {
             continue;
@@ -1024,8 +1344,7 @@ void RpcSession::onDisconnected(transport::Connection &connection, const Status 
         } else if (!slot.sendPending) { // a sender still in send() fails it itself
             slot.state = Slot::State::idle;
             lock.unlock();
-            completeAsync(i, {},
-                          disconnectedStatus().withContext(protocol::opcodeName(slot.opcode)));
+            completeAsync(i, {}, lostStatus(lane).withContext(protocol::opcodeName(slot.opcode)));
         }
     }
     {
@@ -1033,10 +1352,27 @@ void RpcSession::onDisconnected(transport::Connection &connection, const Status 
     }
     m_freeChanged.notify_all();
     m_options.log(reason.code() == Errc::cancelled ? LogLevel::info : LogLevel::warning,
-                  "connection to " + m_uri + " lost: " + reason.toString());
-    std::lock_guard lock(m_stateMutex);
-    m_handlerReleased = true;
-    m_gone.notify_all();
+                  lostStatus(lane).message() +
+                      (!first && connected() ? "; the session goes on without it" : ""));
+    std::vector<transport::ConnectionPtr> others;
+    {
+        std::lock_guard lock(m_stateMutex);
+        if (first) {
+            // The session (the target's export) is gone: its other connections with it.
+            const std::uint32_t lanes = m_laneCount.load(std::memory_order_acquire);
+            for (std::uint32_t i = 1; i < lanes; ++i) {
+                if (m_lanes[i].connection && !m_lanes[i].released) {
+                    others.push_back(m_lanes[i].connection);
+                }
+            }
+        }
+        lane.released = true;
+        m_gone.notify_all();
+    }
+    // Our own references keep them valid; the destructor waits for their onDisconnected too.
+    for (const auto &other : others) {
+        other->close(); // starts teardown only: never waits
+    }
 }
 
 } // namespace lutra::client

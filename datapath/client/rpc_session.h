@@ -1,10 +1,11 @@
 #pragma once
-// The client side of one connection to an object target: the Connect exchange, asynchronous bulk
-// RPCs completed on the transport's I/O threads (submitRead/submitWrite), synchronous RPCs from
-// any number of threads (call, and read/write as thin wrappers) and target→client blocking
-// callbacks. Steady-state calls allocate nothing: every RPC in flight owns one of a fixed pool of
-// slots with preallocated buffers; an asynchronous one holds no thread. See
-// datapath/client/README.md.
+// The client side of one object target: the Connect exchange, asynchronous bulk RPCs completed on
+// the transport's I/O threads (submitRead/submitWrite), synchronous RPCs from any number of
+// threads (call, and read/write as thin wrappers) and target→client blocking callbacks. Bulk RPCs
+// are spread over several transport connections (each on its own I/O thread, sharing one export
+// on the target, like Lustre socklnd's conns_per_peer); control calls use the first. Steady-state
+// calls allocate nothing: every RPC in flight owns one of a fixed pool of slots with preallocated
+// buffers; an asynchronous one holds no thread. See datapath/client/README.md.
 
 #include <lutra/status.h>
 #include <lutra/transport.h>
@@ -135,14 +136,20 @@ class RpcSession final : private transport::Handler {
 public:
     struct Options {
         std::string clientId = "lutra-client"; // 1..64 printable characters
-        std::uint64_t features = protocol::kFeatureChecksums | protocol::kFeatureBlockingCallbacks;
+        std::uint64_t features = protocol::kFeatureChecksums | protocol::kFeatureBlockingCallbacks |
+                                 protocol::kFeatureMultiConnection;
         // Upper bounds this side offers; the transport's negotiated limits lower them further.
         std::uint32_t maxBulkBytes = protocol::kMaxBulkBytes;
         std::uint32_t maxMessageBytes = protocol::kMaxMessageSize;
         std::string connectJobId = "lutra.connect";     // job id of the Connect request
         std::chrono::milliseconds connectTimeout{5000}; // for the Connect exchange
+        // Transport connections opened by connect (1..kMaxConnections; see setConnections). An
+        // extra one that fails to open is logged and left out; the first must open.
+        std::uint32_t connections = 1;
         transport::LogSink log;
     };
+
+    static constexpr std::uint32_t kMaxConnections = 8;
 
     // What both sides agreed on.
     struct Negotiated {
@@ -151,7 +158,7 @@ public:
         std::uint32_t maxMessageBytes = 0; // same
         std::uint64_t features = 0;
         std::string targetName;
-        std::uint32_t slotCount = 0; // calls in flight at once: the transport's queue depth
+        std::uint32_t slotCount = 0; // calls in flight per connection: the transport's queue depth
     };
 
     // Plain numbers for later publication in the parameter registry.
@@ -183,8 +190,23 @@ public:
 
     const Negotiated &negotiated() const noexcept { return m_negotiated; }
     const std::string &uri() const noexcept { return m_uri; }
+    // The first connection (control calls, blocking callbacks) is up: the session lives.
     bool connected() const noexcept { return !m_disconnected.load(std::memory_order_acquire); }
     Counters counters() const noexcept;
+
+    // Bulk RPCs go to the connection in use with the fewest bytes in flight. Raising the count
+    // opens the missing connections (each a Connect exchange joining this session's export on
+    // the target: needs kFeatureMultiConnection); lowering it only stops placing new RPCs on
+    // the others (they stay open, idle). A connection that is lost fails exactly its own RPCs
+    // and is not reopened: the session carries on over the rest. Not ok: nothing changed (the
+    // connections it opened stay, idle). Not from a completion or handler (it waits).
+    Status setConnections(std::uint32_t count);
+    std::uint32_t connections() const noexcept
+    {
+        return m_connectionsInUse.load(std::memory_order_relaxed);
+    }
+    // Connections of the session that are up (in use or not).
+    std::uint32_t liveConnections() const noexcept;
 
     // One synchronous RPC. An ErrorReply becomes its Errc with "<opcode>: <message>"; no reply
     // by `deadline` gives Errc::timeout; a lost connection Errc::unavailable. Thread-safe.
@@ -192,20 +214,7 @@ public:
     Result<Reply<ReplyOf<Request>>> call(const Request &request, std::string_view jobId,
                                          Deadline deadline)
     {
-        using ReplyType = ReplyOf<Request>;
-        auto lease = acquireSlot(Request::kOpcode, deadline);
-        if (!lease.ok()) {
-            return lease.status();
-        }
-        auto reply = exchange(lease->index(), protocol::Body{request}, jobId, deadline);
-        if (!reply.ok()) {
-            return reply.status();
-        }
-        const auto *body = std::get_if<ReplyType>(&reply->body);
-        if (body == nullptr) {
-            return unexpectedReply(Request::kOpcode);
-        }
-        return Reply<ReplyType>(std::move(*lease), *body, reply->xid);
+        return callOn(0, request, jobId, deadline);
     }
 
     Status ping(std::string_view jobId, Deadline deadline);
@@ -251,13 +260,46 @@ public:
 
 private:
     struct Slot;
+    struct Lane;
     friend class SlotLease;
 
     RpcSession(std::string uri, Options options);
 
     Status negotiate();
-    Result<SlotLease> acquireSlot(protocol::Opcode opcode, Deadline deadline);
+    // Opens connection `index` and joins the export (m_laneMutex held).
+    Status openLane(std::uint32_t index);
+    // Allocates lane `index`'s slots for a connection with `limits`.
+    void allocateLane(std::uint32_t index, const transport::Limits &limits);
+    Slot &slotAt(std::uint32_t index) const noexcept;
+    Lane &laneOf(std::uint32_t index) const noexcept;
+    // A control slot (on the first connection, or on `lane`), waiting up to `deadline`.
+    Result<SlotLease> acquireSlot(protocol::Opcode opcode, Deadline deadline,
+                                  std::uint32_t lane = 0);
+    // A bulk slot on the least loaded connection in use, waiting up to `deadline`.
+    Result<SlotLease> acquireBulkSlot(protocol::Opcode opcode, std::uint64_t bytes,
+                                      Deadline deadline);
+    std::uint32_t pickBulkSlotLocked(std::uint64_t bytes) noexcept; // kNoSlot when none is free
+    bool bulkSlotFreeLocked() const noexcept;
     void releaseSlot(std::uint32_t index) noexcept;
+    template <RpcRequest Request>
+    Result<Reply<ReplyOf<Request>>> callOn(std::uint32_t lane, const Request &request,
+                                           std::string_view jobId, Deadline deadline)
+    {
+        using ReplyType = ReplyOf<Request>;
+        auto lease = acquireSlot(Request::kOpcode, deadline, lane);
+        if (!lease.ok()) {
+            return lease.status();
+        }
+        auto reply = exchange(lease->index(), protocol::Body{request}, jobId, deadline);
+        if (!reply.ok()) {
+            return reply.status();
+        }
+        const auto *body = std::get_if<ReplyType>(&reply->body);
+        if (body == nullptr) {
+            return unexpectedReply(Request::kOpcode);
+        }
+        return Reply<ReplyType>(std::move(*lease), *body, reply->xid);
+    }
     // Sends `body` from slot `index` and waits for its reply; the result's views point into the
     // slot's reply buffer.
     Result<protocol::Message> exchange(std::uint32_t index, const protocol::Body &body,
@@ -297,10 +339,11 @@ private:
     void timerLoop() noexcept;
     // Fails every asynchronous RPC past its deadline; returns the earliest deadline left.
     Deadline expireAsync(Deadline now) noexcept;
-    std::uint32_t tryAcquireSlot() noexcept; // kNoSlot when none is free
+    std::uint32_t tryAcquireSlot(std::uint64_t bytes) noexcept; // kNoSlot when none is free
     static constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
     Status unexpectedReply(protocol::Opcode opcode) const;
-    Status disconnectedStatus() const;
+    Status disconnectedStatus() const; // the session's (first connection's) loss
+    Status lostStatus(const Lane &lane) const;
 
     void onMessage(transport::Connection &connection,
                    std::span<const std::byte> message) noexcept override;
@@ -311,17 +354,24 @@ private:
 
     const std::string m_uri;
     const Options m_options;
-    transport::ConnectionPtr m_connection;
+    transport::Transport *m_transport = nullptr; // opens further connections
     Negotiated m_negotiated;
+    std::uint64_t m_exportCookie = 0; // the target's name for this session's export (0: none)
 
-    // Slots are created once the transport has negotiated its queue depth; m_slotCount is
-    // published (release) after m_slots is complete, so the I/O thread sees 0 or all of them.
-    std::unique_ptr<Slot[]> m_slots;
-    std::atomic<std::uint32_t> m_slotCount{0};
+    // One transport connection and its slots. Slot numbers are global: connection k owns
+    // k·m_slotsPerLane .. +slotCount, and xid % (kMaxConnections·m_slotsPerLane) finds the slot.
+    // A lane's slots are published (slotCount, release) once complete, so an I/O thread sees 0
+    // or all of them; m_laneCount likewise publishes `connection`.
+    std::unique_ptr<Lane[]> m_lanes;
+    std::uint32_t m_slotsPerLane = 0; // the first connection's queue depth
+    std::uint64_t m_xidStride = 0;    // kMaxConnections · m_slotsPerLane
+    std::atomic<std::uint32_t> m_laneCount{0};
+    std::atomic<std::uint32_t> m_connectionsInUse{1};
+    std::mutex m_laneMutex;                   // setConnections: one opener at a time
+    std::atomic<std::uint32_t> m_nextLane{0}; // rotates ties between equally loaded connections
 
-    std::mutex m_freeMutex;
+    std::mutex m_freeMutex; // the lanes' free slots, bytes in flight and readiness
     std::condition_variable m_freeChanged;
-    std::vector<std::uint32_t> m_freeSlots; // a stack: reused slots stay warm in cache
     void (*m_slotWaiter)(void *) noexcept = nullptr;
     void *m_slotWaiterContext = nullptr;
     bool m_slotWanted = false; // an asynchronous submit found no free slot
@@ -335,11 +385,9 @@ private:
     bool m_timerStop = false;
     std::thread m_timer;
 
-    std::atomic<bool> m_disconnected{false};
-    mutable std::mutex m_stateMutex; // m_disconnectReason, m_goneCallbacks
+    std::atomic<bool> m_disconnected{false}; // the first connection is gone
+    mutable std::mutex m_stateMutex;         // each lane's lostReason and released
     std::condition_variable m_gone;
-    std::string m_disconnectReason;
-    bool m_handlerReleased = false; // onDisconnected has run: the transport is done with us
 
     std::mutex m_callbackMutex;
     BlockingCallbackHandler m_callbackHandler;

@@ -223,7 +223,7 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
     }
     const std::string_view job = request.jobId;
 
-    // Finds an open object of this client.
+    // Finds an open object of this client (of its export: any of its connections opened it).
     const auto opened = [&session](std::uint64_t handle) -> std::shared_ptr<OpenObject> {
         Session &owner = session.exportSession();
         std::lock_guard lock(owner.mutex);
@@ -267,9 +267,9 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 reply.maxMessageBytes = static_cast<std::uint32_t>(
                     std::min<std::uint64_t>({body.maxMessageBytes, kMaxMessageSize,
                                              session.connection->limits().maxMessageSize}));
-                reply.features = body.features & (kFeatureChecksums | kFeatureBlockingCallbacks);
+                reply.features = body.features & (kFeatureChecksums | kFeatureBlockingCallbacks |
+                                                  kFeatureMultiConnection);
                 reply.targetName = options.name;
-                {
                 if (body.exportCookie != 0) {
                     // A further connection of a client: it joins that client's export.
                     const bool fresh = [&session] {
@@ -288,6 +288,7 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 if ((reply.features & kFeatureMultiConnection) != 0) {
                     reply.exportCookie = exportCookieOf(session.exportSession());
                 }
+                {
                     std::lock_guard lock(session.mutex);
                     session.connected = true;
                     session.clientName = std::string(body.clientId);
@@ -576,8 +577,8 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                     return lock.status();
                 }
                 {
-                    std::lock_guard guard(session.mutex);
-                    session.locks.insert(*lock);
+                    std::lock_guard guard(owner.mutex);
+                    owner.locks.insert(*lock);
                 }
                 return LockEnqueueReply{*lock, body.mode};
             } else if constexpr (std::is_same_v<T, LockCancelRequest>) {

@@ -66,6 +66,7 @@ constexpr std::uint64_t kShortHandle = 7; // an object of kShortSize bytes; othe
 constexpr std::uint64_t kShortSize = 5000;
 constexpr std::uint32_t kTargetMaxBulk = 1u << 20;
 constexpr std::uint64_t kUnknownFeature = 1u << 7;
+constexpr std::uint64_t kFakeExportCookie = 0xc0ffee; // the fake's one export
 
 // The content of every object of the fake target: a function of handle and position.
 std::byte patternByte(std::uint64_t handle, std::uint64_t position)
@@ -160,6 +161,24 @@ public:
             connection->close();
         }
     }
+    // Closes the `index`th connection accepted (connections are accepted in connect order).
+    void close(std::size_t index)
+    {
+        std::lock_guard lock(m_mutex);
+        m_accepted.at(index)->close();
+    }
+    std::size_t acceptedCount()
+    {
+        std::lock_guard lock(m_mutex);
+        return m_accepted.size();
+    }
+    // "hang" reads seen on the `index`th connection accepted.
+    int hungOn(std::size_t index)
+    {
+        std::lock_guard lock(m_mutex);
+        const auto it = hungByConnection.find(m_accepted.at(index).get());
+        return it == hungByConnection.end() ? 0 : it->second;
+    }
 
     // Filled under m_mutex.
     std::optional<ConnectSeen> connectSeen;
@@ -170,6 +189,9 @@ public:
     std::uint64_t writtenOffset = 0;
     std::uint64_t lateXid = 0; // the xid of the late reply once it has been sent
     int hung = 0;              // "hang" requests seen (never answered)
+    std::map<const Connection *, int> hungByConnection; // "hang" reads per connection
+    bool multiConnection = true;      // answers kFeatureMultiConnection (one export, one cookie)
+    std::vector<std::uint64_t> joins; // export cookies presented by joining connections
     std::vector<std::string> errors;
 
 private:
@@ -279,13 +301,28 @@ private:
                             ConnectSeen{body.maxBulkBytes, body.maxMessageBytes, body.features,
                                         std::string(body.clientId), std::string(job)};
                     }
+                    const bool multi = locked<bool>([&] { return multiConnection; });
                     proto::ConnectReply answer;
                     answer.maxBulkBytes = std::min(body.maxBulkBytes, kTargetMaxBulk);
                     answer.maxMessageBytes = body.maxMessageBytes; // the transport is smaller
                     answer.features =
-                        body.features & (proto::kFeatureChecksums |
-                                         proto::kFeatureBlockingCallbacks | kUnknownFeature);
+                        body.features &
+                        (proto::kFeatureChecksums | proto::kFeatureBlockingCallbacks |
+                         kUnknownFeature | (multi ? proto::kFeatureMultiConnection : 0));
                     answer.targetName = "fake-ost0";
+                    if ((answer.features & proto::kFeatureMultiConnection) != 0) {
+                        if (body.exportCookie != 0) {
+                            std::lock_guard lock(m_mutex);
+                            joins.push_back(body.exportCookie);
+                        }
+                        if (body.exportCookie != 0 && body.exportCookie != kFakeExportCookie) {
+                            reply(connection, xid,
+                                  proto::ErrorReply{proto::Opcode::connect, Errc::not_found,
+                                                    "no export with that cookie"});
+                            return;
+                        }
+                        answer.exportCookie = kFakeExportCookie;
+                    }
                     reply(connection, xid, answer);
                 } else if constexpr (std::is_same_v<T, proto::PingRequest>) {
                     if (job == "hang") {
@@ -329,6 +366,7 @@ private:
         if (job == "hang") { // never answered
             std::lock_guard lock(m_mutex);
             ++hung;
+            ++hungByConnection[&connection];
             m_changed.notify_all();
             return;
         }
@@ -550,7 +588,8 @@ private slots:
         QCOMPARE(n.slotCount, 16u);               // transport: the client's queue depth
         QCOMPARE(n.maxMessageBytes, 32768u);      // transport: the client's message size
         QCOMPARE(n.maxBulkBytes, kTargetMaxBulk); // protocol: the target's bulk limit
-        QCOMPARE(n.features, proto::kFeatureChecksums | proto::kFeatureBlockingCallbacks);
+        QCOMPARE(n.features, proto::kFeatureChecksums | proto::kFeatureBlockingCallbacks |
+                                 proto::kFeatureMultiConnection);
         QCOMPARE(n.targetName, std::string("fake-ost0"));
         QVERIFY(m_session->connected());
 
@@ -943,6 +982,154 @@ private slots:
         }
         QVERIFY(!m_session->connected());
         QCOMPARE(m_session->ping("job.ping", deadlineIn(kWait)).code(), Errc::unavailable);
+    }
+
+    // Several connections: the further ones join the first's export with its cookie, and bulk
+    // RPCs go to the least loaded. Reads that never get an answer pile up their bytes, so three
+    // of them land on three different connections.
+    void bulkRpcsSpreadOverTheConnections()
+    {
+        auto three = options();
+        three.connections = 3;
+        auto session = connect(three);
+        QVERIFY2(session.ok(), session.status().toString().c_str());
+        QCOMPARE((*session)->connections(), 3u);
+        QCOMPARE((*session)->liveConnections(), 3u);
+        QCOMPARE(m_target->acceptedCount(), std::size_t{4}); // init's session + these three
+        QCOMPARE(m_target->locked<std::vector<std::uint64_t>>([&] { return m_target->joins; }),
+                 (std::vector<std::uint64_t>{kFakeExportCookie, kFakeExportCookie}));
+
+        std::vector<std::byte> buffer(3 * 4096);
+        std::vector<AsyncResult> hung(3);
+        for (std::size_t i = 0; i < hung.size(); ++i) {
+            const Segment segment{buffer.data() + i * 4096, 4096, 0};
+            QVERIFY((*session)
+                        ->submitRead(9, 0, 1, 4096, {&segment, 1}, false, "hang", deadlineIn(kWait),
+                                     hung[i].callback())
+                        .ok());
+        }
+        QVERIFY(m_target->waitFor([&] { return m_target->hung == 3; }));
+        for (std::size_t connection = 1; connection <= 3; ++connection) {
+            QCOMPARE(m_target->hungOn(connection), 1);
+        }
+
+        // Losing the second connection fails exactly the RPC on it; the session goes on.
+        m_target->close(2);
+        const auto completed = [&] {
+            int calls = 0;
+            for (AsyncResult &result : hung) {
+                std::lock_guard lock(result.mutex);
+                calls += result.calls;
+            }
+            return calls;
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(completed(), 1, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT((*session)->liveConnections(), 2u, 5000);
+        int failed = 0;
+        for (AsyncResult &result : hung) {
+            std::lock_guard lock(result.mutex);
+            if (result.calls > 0) {
+                ++failed;
+                QCOMPARE(result.calls, 1);
+                QCOMPARE(result.status.code(), Errc::unavailable);
+                QVERIFY2(result.status.message().find("connection 2 to tcp://") !=
+                             std::string::npos,
+                         result.status.toString().c_str());
+            }
+        }
+        QCOMPARE(failed, 1);
+        QVERIFY((*session)->connected());
+        // New bulk RPCs use the connections left; control calls the first.
+        std::vector<std::byte> data(2 * 4096);
+        for (int i = 0; i < 4; ++i) {
+            auto read = (*session)->read(9, 4096, 2, 4096, segmentsOf(data, 4096, 0), true,
+                                         "job.read", deadlineIn(kWait));
+            QVERIFY2(read.ok(), read.status().toString().c_str());
+            QCOMPARE(*read, 2u * 4096);
+            QCOMPARE(data[5], patternByte(9, 4096 + 5));
+        }
+        QVERIFY((*session)->ping("job.ping", deadlineIn(kWait)).ok());
+        QVERIFY(m_log.has("connection 2 to tcp://"));
+
+        // The first connection lost: the session is, and so is every RPC still in flight.
+        m_target->close(1);
+        for (AsyncResult &result : hung) {
+            QVERIFY(result.wait());
+            QCOMPARE(result.calls, 1);
+            QCOMPARE(result.status.code(), Errc::unavailable);
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(!(*session)->connected(), 5000);
+        QTRY_COMPARE_WITH_TIMEOUT((*session)->liveConnections(), 0u, 5000);
+        QCOMPARE((*session)->ping("job.ping", deadlineIn(kWait)).code(), Errc::unavailable);
+    }
+
+    // conns_per_target's engine: raising opens and joins, lowering stops using the rest, a lost
+    // connection is opened again by the next call, and a wrong count changes nothing.
+    void setConnectionsChangesWhereBulkGoes()
+    {
+        QCOMPARE(m_session->connections(), 1u);
+        QCOMPARE(m_session->setConnections(0).code(), Errc::invalid_argument);
+        QCOMPARE(m_session->setConnections(RpcSession::kMaxConnections + 1).code(),
+                 Errc::invalid_argument);
+        QCOMPARE(m_session->connections(), 1u);
+        QCOMPARE(m_target->acceptedCount(), std::size_t{1});
+
+        QVERIFY(m_session->setConnections(3).ok());
+        QCOMPARE(m_session->connections(), 3u);
+        QCOMPARE(m_session->liveConnections(), 3u);
+        QCOMPARE(m_target->acceptedCount(), std::size_t{3});
+
+        // Lowered to one: every bulk RPC goes to the first connection.
+        QVERIFY(m_session->setConnections(1).ok());
+        QCOMPARE(m_session->liveConnections(), 3u); // still open, unused
+        std::vector<std::byte> buffer(3 * 4096);
+        std::vector<AsyncResult> hung(3);
+        for (std::size_t i = 0; i < hung.size(); ++i) {
+            const Segment segment{buffer.data() + i * 4096, 4096, 0};
+            QVERIFY(m_session
+                        ->submitRead(9, 0, 1, 4096, {&segment, 1}, false, "hang",
+                                     deadlineIn(kShort), hung[i].callback())
+                        .ok());
+        }
+        QVERIFY(m_target->waitFor([&] { return m_target->hung == 3; }));
+        QCOMPARE(m_target->hungOn(0), 3);
+        for (AsyncResult &result : hung) {
+            QVERIFY(result.wait()); // timed out
+            QCOMPARE(result.status.code(), Errc::timeout);
+        }
+
+        // A lost connection comes back with the next setConnections that wants it.
+        m_target->close(2);
+        QTRY_COMPARE_WITH_TIMEOUT(m_session->liveConnections(), 2u, 5000);
+        QVERIFY(m_session->setConnections(3).ok());
+        QCOMPARE(m_session->liveConnections(), 3u);
+        QCOMPARE(m_target->acceptedCount(), std::size_t{4});
+        std::vector<std::byte> data(4096);
+        for (int i = 0; i < 6; ++i) {
+            QVERIFY(m_session
+                        ->read(9, 0, 1, 4096, segmentsOf(data, 4096, 0), true, "job.read",
+                               deadlineIn(kWait))
+                        .ok());
+        }
+    }
+
+    // A target without the feature: one connection, and asking for more says why.
+    void withoutTheFeatureOneConnectionIsUsed()
+    {
+        m_target->locked<bool>([&] { return m_target->multiConnection = false; });
+        auto two = options();
+        two.connections = 2;
+        auto session = connect(two);
+        QVERIFY2(session.ok(), session.status().toString().c_str());
+        QCOMPARE((*session)->connections(), 1u);
+        QCOMPARE((*session)->liveConnections(), 1u);
+        QVERIFY(m_log.has("using 1 of 2 connections"));
+        const Status refused = (*session)->setConnections(2);
+        QCOMPARE(refused.code(), Errc::failed_precondition);
+        QVERIFY2(refused.message().find("multi-connection") != std::string::npos,
+                 refused.toString().c_str());
+        QCOMPARE((*session)->connections(), 1u);
+        QVERIFY((*session)->ping("job.ping", deadlineIn(kWait)).ok());
     }
 };
 
