@@ -416,6 +416,26 @@ Status RpcSession::setConnections(std::uint32_t count)
         m_connectionsInUse.store(count, std::memory_order_relaxed);
     }
     m_freeChanged.notify_all();
+    // Connections out of use close once their RPCs are done: none is cut off mid-transfer.
+    // One still busy at the connect timeout stays open, unused (the next call tries again).
+    const std::uint32_t opened = m_laneCount.load(std::memory_order_acquire);
+    for (std::uint32_t i = count; i < opened; ++i) {
+        Lane &lane = m_lanes[i];
+        bool idle = false;
+        {
+            std::unique_lock lock(m_freeMutex);
+            if (!lane.ready || lane.lost.load(std::memory_order_acquire)) {
+                continue;
+            }
+            idle = m_freeChanged.wait_for(lock, m_options.connectTimeout, [&] {
+                return lane.freeSlots.size() == lane.slotCount.load(std::memory_order_relaxed);
+            });
+            lane.ready = !idle;
+        }
+        if (idle) {
+            lane.connection->close(); // the target keeps the export: the first holds it
+        }
+    }
     return {};
 }
 

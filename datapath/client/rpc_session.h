@@ -196,10 +196,12 @@ public:
 
     // Bulk RPCs go to the connection in use with the fewest bytes in flight. Raising the count
     // opens the missing connections (each a Connect exchange joining this session's export on
-    // the target: needs kFeatureMultiConnection); lowering it only stops placing new RPCs on
-    // the others (they stay open, idle). A connection that is lost fails exactly its own RPCs
-    // and is not reopened: the session carries on over the rest. Not ok: nothing changed (the
-    // connections it opened stay, idle). Not from a completion or handler (it waits).
+    // the target: needs kFeatureMultiConnection); lowering it stops placing new RPCs on the
+    // others and closes each once its RPCs are done (one still busy after the connect timeout
+    // stays open, unused). A connection that is lost fails exactly its own RPCs; the session
+    // carries on over the rest, and the next setConnections that wants it opens it again. Not
+    // ok: the count in use is unchanged (connections it opened stay, unused). Not from a
+    // completion or handler (it waits).
     Status setConnections(std::uint32_t count);
     std::uint32_t connections() const noexcept
     {

@@ -1063,8 +1063,8 @@ private slots:
         QCOMPARE((*session)->ping("job.ping", deadlineIn(kWait)).code(), Errc::unavailable);
     }
 
-    // conns_per_target's engine: raising opens and joins, lowering stops using the rest, a lost
-    // connection is opened again by the next call, and a wrong count changes nothing.
+    // conns_per_target's engine: raising opens and joins, lowering closes the rest once idle, a
+    // lost connection is opened again by the next call, and a wrong count changes nothing.
     void setConnectionsChangesWhereBulkGoes()
     {
         QCOMPARE(m_session->connections(), 1u);
@@ -1079,9 +1079,10 @@ private slots:
         QCOMPARE(m_session->liveConnections(), 3u);
         QCOMPARE(m_target->acceptedCount(), std::size_t{3});
 
-        // Lowered to one: every bulk RPC goes to the first connection.
+        // Lowered to one: the others close (they were idle), every bulk RPC goes to the first.
         QVERIFY(m_session->setConnections(1).ok());
-        QCOMPARE(m_session->liveConnections(), 3u); // still open, unused
+        QCOMPARE(m_session->liveConnections(), 1u);
+        QVERIFY(m_log.has("connection 3 to tcp://"));
         std::vector<std::byte> buffer(3 * 4096);
         std::vector<AsyncResult> hung(3);
         for (std::size_t i = 0; i < hung.size(); ++i) {
@@ -1098,12 +1099,16 @@ private slots:
             QCOMPARE(result.status.code(), Errc::timeout);
         }
 
-        // A lost connection comes back with the next setConnections that wants it.
-        m_target->close(2);
+        // Raised again: closed connections are opened anew; one the target drops comes back
+        // with the next setConnections that wants it.
+        QVERIFY(m_session->setConnections(3).ok());
+        QCOMPARE(m_session->liveConnections(), 3u);
+        QCOMPARE(m_target->acceptedCount(), std::size_t{5});
+        m_target->close(4);
         QTRY_COMPARE_WITH_TIMEOUT(m_session->liveConnections(), 2u, 5000);
         QVERIFY(m_session->setConnections(3).ok());
         QCOMPARE(m_session->liveConnections(), 3u);
-        QCOMPARE(m_target->acceptedCount(), std::size_t{4});
+        QCOMPARE(m_target->acceptedCount(), std::size_t{6});
         std::vector<std::byte> data(4096);
         for (int i = 0; i < 6; ++i) {
             QVERIFY(m_session

@@ -143,8 +143,8 @@ inline constexpr std::array kOscDefinitions{
                .max = 8,
                .defaultValue = 2,
                .help = "connections to this target that bulk RPCs are spread over, each on its "
-                       "own transport I/O thread (raising it connects more; lowering it leaves "
-                       "the rest open, unused)"},
+                       "own transport I/O thread (raising it connects more; lowering it closes "
+                       "the rest once their RPCs are done)"},
 };
 inline constexpr Group kOsc{"osc", "osc", kOscDefinitions};
 
