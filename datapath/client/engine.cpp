@@ -1,7 +1,7 @@
 #include "client/engine.h"
 
 #include "core/log.h"
-#include "core/params/catalog.h"
+#include "core/params/bind.h"
 #include "core/params/registry.h"
 #include "core/readahead/readahead.h"
 
@@ -328,19 +328,18 @@ Result<std::unique_ptr<Engine>> Engine::create(Options options, std::vector<RpcS
         !status) {
         return status;
     }
-    for (auto &spec : params::catalog::lliteSpecs(engine->options.fsName)) {
-        if (params::leafName(spec.name) != "fast_read") {
-            continue;
-        }
-        params::Binding binding;
-        binding.read = [self] { return params::Value(std::int64_t{self->fastRead.load()}); };
-        binding.apply = [self](const params::Value &value) {
-            self->fastRead = std::get<std::int64_t>(value) != 0;
-            return Status{};
-        };
-        if (auto status = group.add(std::move(spec), std::move(binding)); !status) {
-            return status;
-        }
+    params::Binding fastRead;
+    fastRead.read = [self] { return params::Value(std::int64_t{self->fastRead.load()}); };
+    fastRead.apply = [self](const params::Value &value) {
+        self->fastRead = std::get<std::int64_t>(value) != 0;
+        return Status{};
+    };
+    std::vector<params::BindRow> rows;
+    rows.push_back({"fast_read", std::move(fastRead), {}});
+    if (auto status = params::bindGroup(group, params::catalog::kLliteEngine,
+                                        engine->options.fsName, std::move(rows));
+        !status) {
+        return status;
     }
     if (auto status =
             engine->jobStats.publish(group, "llite." + engine->options.fsName + ".job_stats");

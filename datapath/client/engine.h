@@ -18,6 +18,7 @@
 #include "core/cache/page_cache.h"
 #include "core/jobs/job_stats.h"
 #include "core/locks/lock_namespace.h"
+#include "core/params/catalog.h"
 #include "core/readahead/readahead.h"
 
 #include <condition_variable>
@@ -108,7 +109,8 @@ public:
     struct Options {
         std::string fsName;
         StripeLayout layout;
-        std::size_t maxCachedMb = 1024;
+        std::size_t maxCachedMb =
+            params::catalog::defaultOf(params::catalog::kPageCache, "max_cached_mb");
         std::chrono::milliseconds rpcTimeout{30000};
     };
 
@@ -147,7 +149,9 @@ public:
                                   transport::Deadline deadline = transport::Deadline::max());
 
     jobs::JobStats jobStats{jobs::JobStats::targetDefs()}; // llite.<fs>.job_stats
-    std::atomic<bool> fastRead{true};                      // llite.<fs>.fast_read
+    // llite.<fs>.fast_read
+    std::atomic<bool> fastRead{
+        params::catalog::defaultOf(params::catalog::kLliteEngine, "fast_read") != 0};
     // Moves when a thread's fast-read context may be wrong (client/fast_read.h): a lock
     // cancelled, a truncate, a size refresh that changed a size, a file closed.
     // Starts at a value no other engine of this process had (the high 32 bits), so a context

@@ -1,6 +1,6 @@
 #include "client/jobid.h"
 
-#include "core/params/catalog.h"
+#include "core/params/bind.h"
 #include "core/params/registry.h"
 
 #include <unistd.h>
@@ -212,21 +212,20 @@ std::string JobIds::jobIdName() const
 
 Status JobIds::publish(params::ParamGroup &group)
 {
-    auto specs = params::catalog::jobidSpecs();
     params::Binding var;
     var.read = [this] { return params::Value(jobIdVar()); };
     var.apply = [this](const params::Value &value) {
         return setJobIdVar(std::get<std::string>(value));
     };
-    if (auto status = group.add(std::move(specs[0]), std::move(var)); !status) {
-        return status;
-    }
     params::Binding name;
     name.read = [this] { return params::Value(jobIdName()); };
     name.apply = [this](const params::Value &value) {
         return setJobIdName(std::get<std::string>(value));
     };
-    return group.add(std::move(specs[1]), std::move(name));
+    std::vector<params::BindRow> rows;
+    rows.push_back({"jobid_var", std::move(var), {}});
+    rows.push_back({"jobid_name", std::move(name), {}});
+    return params::bindGroup(group, params::catalog::kJobIds, {}, std::move(rows));
 }
 
 } // namespace lutra::client

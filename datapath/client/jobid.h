@@ -9,6 +9,7 @@
 #include <lutra/status.h>
 
 #include "core/engine/types.h"
+#include "core/params/catalog.h"
 
 #include <atomic>
 #include <mutex>
@@ -58,8 +59,8 @@ private:
     // Names this instance in threads' caches; unlike its address, never reused.
     const std::uint64_t m_instance;
     mutable std::mutex m_mutex; // settings and the tag table
-    std::string m_var = "procname_uid";
-    std::string m_name = "%e.%u";
+    std::string m_var{params::catalog::defaultTextOf(params::catalog::kJobIds, "jobid_var")};
+    std::string m_name{params::catalog::defaultTextOf(params::catalog::kJobIds, "jobid_name")};
     std::atomic<std::uint64_t> m_generation{1};
     std::unordered_map<std::string, engine::JobTag> m_tags;
     std::vector<std::string> m_names{std::string()}; // index = tag; 0 is "no job"

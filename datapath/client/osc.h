@@ -11,6 +11,7 @@
 
 #include "client/osc_rpc_stats.h"
 #include "client/rpc_session.h"
+#include "core/params/catalog.h"
 #include "core/params/registry.h"
 
 #include <algorithm>
@@ -155,7 +156,8 @@ public:
         std::chrono::milliseconds rpcTimeout{60000}; // deadline of each RPC once it is sent
     };
 
-    static constexpr std::uint32_t kMaxRpcsInFlight = 256;
+    static constexpr std::uint32_t kMaxRpcsInFlight =
+        params::catalog::maxOf(params::catalog::kOsc, "max_rpcs_in_flight");
     static constexpr std::uint32_t kPageBytes = 4096;
 
     // Publishes osc.<t>.{max_pages_per_rpc,max_rpcs_in_flight,max_dirty_mb,checksums,
@@ -271,9 +273,12 @@ private:
     const std::uint32_t m_pagesLimit; // negotiated max bulk / 4096
 
     std::atomic<std::uint32_t> m_maxPagesPerRpc;
-    std::atomic<std::uint32_t> m_maxRpcsInFlight{8};
-    std::atomic<bool> m_checksums{true};
-    std::atomic<std::uint64_t> m_maxDirtyMb{512};
+    std::atomic<std::uint32_t> m_maxRpcsInFlight{
+        params::catalog::defaultOf(params::catalog::kOsc, "max_rpcs_in_flight")};
+    std::atomic<bool> m_checksums{params::catalog::defaultOf(params::catalog::kOsc, "checksums") !=
+                                  0};
+    std::atomic<std::uint64_t> m_maxDirtyMb{
+        params::catalog::defaultOf(params::catalog::kOsc, "max_dirty_mb")};
     OscRpcStats m_stats;
 
     std::mutex m_mutex;                    // everything below

@@ -1,6 +1,6 @@
 #include "core/cache/page_cache.h"
 
-#include "core/params/catalog.h"
+#include "core/params/bind.h"
 #include "core/params/registry.h"
 
 #include <algorithm>
@@ -940,44 +940,29 @@ std::size_t PageCache::setLimitPages(std::size_t pages)
 
 Status PageCache::publish(params::ParamGroup &group, std::string_view fs)
 {
-    for (params::Spec &spec : params::catalog::lliteSpecs(fs)) {
-        if (params::leafName(spec.name) != "max_cached_mb") {
-            continue;
-        }
-        params::Binding binding;
-        binding.read = [this] {
-            return params::Value(static_cast<std::int64_t>(limitPages() / kPagesPerMiB));
-        };
-        binding.apply = [this](const params::Value &value) {
-            setLimitPages(static_cast<std::size_t>(std::get<std::int64_t>(value)) * kPagesPerMiB);
-            return Status{};
-        };
-        if (Status status = group.add(std::move(spec), std::move(binding)); !status.ok()) {
-            return status;
-        }
+    params::Binding maxCachedMb;
+    maxCachedMb.read = [this] {
+        return params::Value(static_cast<std::int64_t>(limitPages() / kPagesPerMiB));
+    };
+    maxCachedMb.apply = [this](const params::Value &value) {
+        setLimitPages(static_cast<std::size_t>(std::get<std::int64_t>(value)) * kPagesPerMiB);
+        return Status{};
+    };
+    params::Binding cachedPagesNow;
+    cachedPagesNow.read = [this] {
+        return params::Value(static_cast<std::int64_t>(cachedPages()));
+    };
+    params::Binding dirtyPagesNow;
+    dirtyPagesNow.read = [this] { return params::Value(static_cast<std::int64_t>(dirtyPages())); };
+    std::vector<params::BindRow> rows;
+    rows.push_back({"max_cached_mb", std::move(maxCachedMb), {}});
+    rows.push_back({"cached_pages", std::move(cachedPagesNow), {}});
+    rows.push_back({"dirty_pages", std::move(dirtyPagesNow), {}});
+    if (Status status = params::bindGroup(group, params::catalog::kPageCache, fs, std::move(rows));
+        !status.ok()) {
+        return status;
     }
     const std::string prefix = "llite." + std::string(fs) + ".";
-    auto readOnly = [&](std::string leaf, std::string help, std::function<std::int64_t()> read) {
-        params::Spec spec;
-        spec.name = prefix + leaf;
-        spec.type = params::Type::integer;
-        spec.unit = params::Unit::pages;
-        spec.writable = false;
-        spec.help = std::move(help);
-        params::Binding binding;
-        binding.read = [read = std::move(read)] { return params::Value(read()); };
-        return group.add(std::move(spec), std::move(binding));
-    };
-    if (Status status = readOnly("cached_pages", "pages in the page cache",
-                                 [this] { return static_cast<std::int64_t>(cachedPages()); });
-        !status.ok()) {
-        return status;
-    }
-    if (Status status = readOnly("dirty_pages", "dirty pages waiting for write-back",
-                                 [this] { return static_cast<std::int64_t>(dirtyPages()); });
-        !status.ok()) {
-        return status;
-    }
     return group.addStats(prefix + "page_cache_stats",
                           "page cache hits, misses, reclaim and release (write 'clear' to reset)",
                           m_counters);

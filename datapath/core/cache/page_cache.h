@@ -11,6 +11,7 @@
 #include "core/cache/page.h"
 #include "core/cache/page_pool.h"
 #include "core/engine/types.h"
+#include "core/params/catalog.h"
 #include "core/params/counters.h"
 
 #include <atomic>
@@ -133,7 +134,8 @@ private:
 class PageCache {
 public:
     struct Options {
-        std::size_t limitPages = 1024 * kPagesPerMiB; // max_cached_mb's default, 1 GiB
+        std::size_t limitPages = // llite.<fs>.max_cached_mb
+            params::catalog::defaultOf(params::catalog::kPageCache, "max_cached_mb") * kPagesPerMiB;
         std::size_t chunkBytes = std::size_t{64} << 20;
         std::size_t shards = 16;                  // rounded up to a power of two
         unsigned probationPercent = 10;           // share of the limit for the probationary FIFO
