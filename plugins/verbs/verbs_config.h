@@ -4,6 +4,8 @@
 
 #include <lutra/transport.h>
 
+#include "transport/kit/limits.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -16,6 +18,8 @@ static constexpr std::uint64_t kMinBulkSize = 4096;
 static constexpr std::uint64_t kMaxBulkSize = 1u << 30; // one WR's length must fit the port
 static_assert(kMaxBulkSize <= UINT32_MAX, "an extent's length travels as u32");
 static constexpr std::uint32_t kMaxQueueDepth = 256;
+static constexpr kit::LimitBounds kBounds{kMinMessageSize, kMaxMessageSize, kMinBulkSize,
+                                          kMaxBulkSize, kMaxQueueDepth};
 
 // Credits. Each side posts queueDepth + kControlCredits receives. A data message costs the
 // sender one of queueDepth data credits; a credit-only message one of kControlCredits control
@@ -68,7 +72,6 @@ static constexpr std::size_t kMaxRegions = 1024; // registered regions per trans
 static_assert(kMaxRegions < (1u << 16), "region ids keep the slot in 16 bits");
 
 // I/O threads.
-static constexpr int kEpollBatch = 32;
 static constexpr unsigned kAckEventsEvery = 16; // ibv_ack_cq_events batching
 static constexpr int kRdmaRetryCount = 7;
 static constexpr int kRnrRetryCount = 7; // credits prevent RNR; 7 = retry forever if it happens

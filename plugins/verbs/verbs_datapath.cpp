@@ -2,6 +2,7 @@
 // completion queue. Every buffer and work request array was sized by create()/establish();
 // nothing here allocates in steady state (error texts and region-0 registrations aside) and
 // nothing throws.
+#include "transport/kit/limits.h"
 #include "verbs_internal.h"
 
 #include <algorithm>
@@ -28,25 +29,7 @@ const char *kindName(bool isGet) noexcept
 
 Status VerbsConnection::closedStatusLocked() const
 {
-    if (m_state == State::closed && !m_closeReason.ok()) {
-        return {Errc::unavailable,
-                "connection to " + m_peer + " is closed: " + m_closeReason.toString()};
-    }
-    return {Errc::unavailable, "connection to " + m_peer + " is closed"};
-}
-
-// Waits until `ready()` or the connection leaves `established`. False on timeout.
-template <typename Ready>
-bool VerbsConnection::waitLocked(std::unique_lock<std::mutex> &lock, Deadline deadline,
-                                 Ready ready) noexcept
-{
-    while (m_state == State::established && !ready()) {
-        if (deadline == Deadline::min() || Clock::now() >= deadline) {
-            return false;
-        }
-        m_space.wait_until(lock, deadline);
-    }
-    return true;
+    return closedStatus(m_state == State::closed ? m_closeReason : Status{});
 }
 
 std::uint64_t VerbsConnection::reserveLocked(WrKind kind, std::uint32_t index,
@@ -127,21 +110,18 @@ Status VerbsConnection::send(std::span<const std::byte> message, Deadline deadli
     if (m_state != State::established) {
         return closedStatusLocked();
     }
-    if (message.size() > m_limits.maxMessageSize) {
-        return {Errc::out_of_range, "message of " + std::to_string(message.size()) +
-                                        " bytes exceeds the negotiated maximum " +
-                                        std::to_string(m_limits.maxMessageSize)};
+    if (auto status = kit::checkMessageSize(message.size(), m_limits); !status.ok()) {
+        return status;
     }
     const bool inlined =
         kHeaderBytes + message.size() <= m_maxInline && (message.empty() || m_maxSge >= 2);
     const auto ready = [&] {
-        return m_dataCredits > 0 && m_messageWrs < m_messageWrCapacity &&
-               (inlined || !m_freeSendSlots.empty());
+        return m_state != State::established ||
+               (m_dataCredits > 0 && m_messageWrs < m_messageWrCapacity &&
+                (inlined || !m_freeSendSlots.empty()));
     };
-    if (!waitLocked(lock, deadline, ready)) {
-        return {Errc::resource_exhausted, "send queue to " + m_peer + " is full (depth " +
-                                              std::to_string(m_limits.queueDepth) +
-                                              ", no credit from the peer)"};
+    if (!waitUntil(lock, m_space, deadline, ready)) {
+        return queueFull("send", ", no credit from the peer");
     }
     if (m_state != State::established) {
         return closedStatusLocked();
@@ -237,46 +217,39 @@ Result<std::uint32_t> VerbsConnection::resolve(std::span<const Segment> segments
 Result<BulkDescriptor> VerbsConnection::exposeBulk(std::span<const Segment> segments,
                                                    BulkAccess access) noexcept
 {
-    if (segments.empty() || segments.size() > kMaxBulkSegments) {
-        return Status(Errc::invalid_argument, "a bulk transfer has 1…256 segments");
+    const auto bytes = kit::bulkBytes(segments);
+    if (!bytes.ok()) {
+        return bytes.status();
     }
     if (access != BulkAccess::putInto && access != BulkAccess::getFrom) {
         return Status(Errc::invalid_argument, "unknown bulk access");
     }
-    std::uint64_t total = 0;
-    for (const auto &segment : segments) {
-        total += segment.length;
-    }
+    const std::uint64_t total = *bytes;
     std::uint32_t slot = 0;
     {
         std::lock_guard lock(m_mutex);
         if (m_state != State::established) {
             return closedStatusLocked();
         }
-        if (total > m_limits.maxBulkSize) {
-            return Status(Errc::out_of_range, "bulk of " + std::to_string(total) +
-                                                  " bytes exceeds the negotiated maximum " +
-                                                  std::to_string(m_limits.maxBulkSize));
+        if (auto status = kit::checkBulkSize(total, m_limits); !status.ok()) {
+            return status;
         }
-        if (m_freeExposures.empty()) {
+        const auto acquired = m_exposures.acquire(); // a new generation, never 0 ("not exposed")
+        if (!acquired) {
             return Status(Errc::resource_exhausted, "all bulk exposure slots are in use");
         }
-        slot = m_freeExposures.back();
-        m_freeExposures.pop_back();
-        m_exposures[slot].phase = ExposurePhase::preparing;
+        slot = *acquired;
+        m_exposures[slot].value.phase = ExposurePhase::preparing;
     }
-    Exposure &exposure = m_exposures[slot];
+    Exposure &exposure = m_exposures[slot].value;
+    const std::uint32_t generation = m_exposures[slot].generation;
     exposure.transient.clear();
     auto count = resolve(segments, exposure.pieces, exposure.transient);
 
     std::lock_guard lock(m_mutex);
     if (!count || m_state != State::established) {
-        exposure.phase = ExposurePhase::free;
-        m_freeExposures.push_back(slot);
+        m_exposures.release(slot);
         return count ? closedStatusLocked() : count.status();
-    }
-    if (++exposure.generation == 0) {
-        exposure.generation = 1; // 0 means "not exposed" on the wire
     }
     std::byte *entry = &m_table[std::size_t{slot} * kExposureEntryBytes];
     for (std::uint32_t i = 0; i < *count; ++i) {
@@ -285,7 +258,7 @@ Result<BulkDescriptor> VerbsConnection::exposeBulk(std::span<const Segment> segm
                entry + sizeof(ExposureHeader) + i * sizeof(RemoteExtent));
     }
     ExposureHeader header;
-    header.generation = exposure.generation;
+    header.generation = generation;
     header.access = static_cast<std::uint8_t>(access);
     header.count = static_cast<std::uint16_t>(*count);
     header.total = total;
@@ -295,56 +268,43 @@ Result<BulkDescriptor> VerbsConnection::exposeBulk(std::span<const Segment> segm
     WireDescriptor wire;
     wire.access = static_cast<std::uint8_t>(access);
     wire.count = header.count;
-    wire.generation = exposure.generation;
+    wire.generation = generation;
     wire.entryAddress = addressOf(entry);
     wire.entryRkey = m_tableMr->rkey;
     wire.slot = slot;
     wire.total = total;
-    BulkDescriptor descriptor;
-    descriptor.size = sizeof(WireDescriptor);
-    encode(wire, descriptor.bytes.data());
-    return descriptor;
+    return kit::toDescriptor(wire);
 }
 
 void VerbsConnection::unexposeBulk(const BulkDescriptor &descriptor) noexcept
 {
-    if (descriptor.size != sizeof(WireDescriptor)) {
+    const auto wire = kit::peekDescriptor<WireDescriptor>(descriptor);
+    if (!wire) {
         return;
     }
-    const auto wire = decode<WireDescriptor>(descriptor.bytes.data());
     {
         std::lock_guard lock(m_mutex);
-        if (wire.format != 'V' || wire.slot >= m_exposures.size()) {
-            return;
-        }
-        Exposure &exposure = m_exposures[wire.slot];
-        if (exposure.phase != ExposurePhase::exposed || exposure.generation != wire.generation) {
+        Exposure *exposure = m_exposures.find(wire->slot, wire->generation);
+        if (exposure == nullptr || exposure->phase != ExposurePhase::exposed) {
             return;
         }
         // A peer that reads the entry from now on sees generation 0 and fails its operation.
-        encode(std::uint32_t{0}, &m_table[std::size_t{wire.slot} * kExposureEntryBytes]);
-        exposure.phase = ExposurePhase::releasing;
+        encode(std::uint32_t{0}, &m_table[std::size_t{wire->slot} * kExposureEntryBytes]);
+        exposure->phase = ExposurePhase::releasing;
     }
     // Unregistered memory loses its keys now: a late RDMA into it fails at the peer instead of
     // landing in memory the host has reused.
-    m_exposures[wire.slot].transient.clear();
+    m_exposures[wire->slot].value.transient.clear();
     std::lock_guard lock(m_mutex);
-    m_exposures[wire.slot].phase = ExposurePhase::free;
-    m_freeExposures.push_back(wire.slot);
+    m_exposures.release(wire->slot);
 }
 
 Result<WireDescriptor> VerbsConnection::decodeDescriptor(const BulkDescriptor &descriptor,
                                                          BulkAccess expected) const noexcept
 {
-    if (descriptor.size != sizeof(WireDescriptor)) {
+    auto wire = kit::readDescriptor<WireDescriptor>(descriptor, expected, "verbs");
+    if (wire.ok() && wire->count > kMaxBulkSegments) {
         return Status(Errc::invalid_argument, "not a verbs bulk descriptor");
-    }
-    const auto wire = decode<WireDescriptor>(descriptor.bytes.data());
-    if (wire.format != 'V' || wire.count > kMaxBulkSegments) {
-        return Status(Errc::invalid_argument, "not a verbs bulk descriptor");
-    }
-    if (wire.access != static_cast<std::uint8_t>(expected)) {
-        return Status(Errc::permission_denied, "bulk descriptor does not allow this operation");
     }
     return wire;
 }
@@ -352,22 +312,21 @@ Result<WireDescriptor> VerbsConnection::decodeDescriptor(const BulkDescriptor &d
 // Takes an op slot, resolves the local keys, then reads the peer's extent list (one signalled
 // RDMA READ); the data WRs follow from the I/O thread once the list is checked.
 Status VerbsConnection::startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
-                                  std::uint64_t tag, Deadline deadline, bool isGet) noexcept
+                                  const FileRange *file, std::uint64_t tag, Deadline deadline,
+                                  bool isGet) noexcept
 {
+    (void)file; // no bulkPutFile: the SDK's default answers unimplemented (see README.md)
     auto wire = decodeDescriptor(remote, isGet ? BulkAccess::getFrom : BulkAccess::putInto);
     if (!wire) {
         return wire.status();
     }
-    if (local.empty() || local.size() > kMaxBulkSegments) {
-        return {Errc::invalid_argument, "a bulk transfer has 1…256 segments"};
+    const auto bytes = kit::bulkBytes(local);
+    if (!bytes.ok()) {
+        return bytes.status();
     }
-    std::uint64_t total = 0;
-    for (const auto &segment : local) {
-        total += segment.length;
-    }
-    if (total > wire->total) {
-        return {Errc::out_of_range, "bulk of " + std::to_string(total) + " bytes exceeds the " +
-                                        std::to_string(wire->total) + " bytes the peer exposed"};
+    const std::uint64_t total = *bytes;
+    if (auto status = kit::checkAgainstExposed(total, wire->total); !status.ok()) {
+        return status;
     }
     std::uint32_t index = 0;
     {
@@ -375,13 +334,12 @@ Status VerbsConnection::startBulk(const BulkDescriptor &remote, std::span<const 
         if (m_state != State::established) {
             return closedStatusLocked();
         }
-        if (total > m_limits.maxBulkSize) {
-            return {Errc::out_of_range,
-                    "bulk of " + std::to_string(total) + " bytes exceeds the negotiated maximum"};
+        if (auto status = kit::checkBulkSize(total, m_limits); !status.ok()) {
+            return status;
         }
-        if (!waitLocked(lock, deadline, [&] { return !m_freeOps.empty(); })) {
-            return {Errc::resource_exhausted, "bulk queue to " + m_peer + " is full (depth " +
-                                                  std::to_string(m_limits.queueDepth) + ")"};
+        if (!waitUntil(lock, m_space, deadline,
+                       [&] { return m_state != State::established || !m_freeOps.empty(); })) {
+            return queueFull("bulk");
         }
         if (m_state != State::established) {
             return closedStatusLocked();
@@ -425,18 +383,6 @@ Status VerbsConnection::startBulk(const BulkDescriptor &remote, std::span<const 
         return closedStatusLocked();
     }
     return {};
-}
-
-Status VerbsConnection::bulkPut(const BulkDescriptor &remote, std::span<const Segment> local,
-                                std::uint64_t tag, Deadline deadline) noexcept
-{
-    return startBulk(remote, local, tag, deadline, false);
-}
-
-Status VerbsConnection::bulkGet(const BulkDescriptor &remote, std::span<const Segment> local,
-                                std::uint64_t tag, Deadline deadline) noexcept
-{
-    return startBulk(remote, local, tag, deadline, true);
 }
 
 // ---- I/O thread: completions

@@ -1,5 +1,6 @@
 #include "verbs_device.h"
 
+#include "transport/kit/errno_text.h"
 #include "verbs_config.h"
 
 #include <cerrno>
@@ -9,11 +10,7 @@ namespace lutra::transport::verbs {
 
 namespace {
 
-std::string errnoText(int error)
-{
-    char buffer[128];
-    return strerror_r(error, buffer, sizeof(buffer));
-}
+using kit::errnoText;
 
 constexpr std::string_view kHowToGetOne =
     "load an RDMA driver (soft-RoCE: `modprobe rdma_rxe` and `rdma link add rxe0 type rxe "

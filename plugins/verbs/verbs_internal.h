@@ -5,6 +5,10 @@
 
 #include <lutra/transport.h>
 
+#include "transport/kit/connection_base.h"
+#include "transport/kit/errno_text.h"
+#include "transport/kit/reactor.h"
+#include "transport/kit/slot_table.h"
 #include "verbs_config.h"
 #include "verbs_device.h"
 #include "verbs_handles.h"
@@ -14,11 +18,9 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace lutra::transport::verbs {
@@ -26,7 +28,7 @@ namespace lutra::transport::verbs {
 class Engine;
 class IoThread;
 
-std::string errnoText(int error);
+using kit::errnoText;
 
 // Something that receives the rdmacm events of its id on the CM thread.
 class CmEndpoint {
@@ -57,7 +59,7 @@ struct TransientSet {
     }
 };
 
-class VerbsConnection final : public Connection,
+class VerbsConnection final : public kit::ConnectionBase,
                               public CmEndpoint,
                               public std::enable_shared_from_this<VerbsConnection> {
 public:
@@ -65,20 +67,11 @@ public:
                     Handler &handler, std::string peer, bool accepted);
     ~VerbsConnection() override;
 
-    // Connection (any thread)
-    const Limits &limits() const noexcept override { return m_limits; }
-    std::string_view peer() const noexcept override { return m_peer; }
-    bool connected() const noexcept override { return m_connected.load(); }
-    void setContext(void *context) noexcept override { m_context.store(context); }
-    void *context() const noexcept override { return m_context.load(); }
+    // Connection (any thread; limits, peer, context, bulkPut/bulkGet: kit::ConnectionBase)
     Status send(std::span<const std::byte> message, Deadline deadline) noexcept override;
     Result<BulkDescriptor> exposeBulk(std::span<const Segment> segments,
                                       BulkAccess access) noexcept override;
     void unexposeBulk(const BulkDescriptor &descriptor) noexcept override;
-    Status bulkPut(const BulkDescriptor &remote, std::span<const Segment> local, std::uint64_t tag,
-                   Deadline deadline) noexcept override;
-    Status bulkGet(const BulkDescriptor &remote, std::span<const Segment> local, std::uint64_t tag,
-                   Deadline deadline) noexcept override;
     void close() noexcept override;
 
     // CmEndpoint (CM thread): established, disconnected, errors.
@@ -130,10 +123,10 @@ private:
         std::uint64_t remoteOffset = 0;
         std::uint64_t remaining = 0;
     };
-    enum class ExposurePhase : std::uint8_t { free, preparing, exposed, releasing };
+    // A slot of the exposure table is taken (kit::SlotTable) from `preparing` to `releasing`.
+    enum class ExposurePhase : std::uint8_t { preparing, exposed, releasing };
     struct Exposure {
-        ExposurePhase phase = ExposurePhase::free;
-        std::uint32_t generation = 0;
+        ExposurePhase phase = ExposurePhase::preparing;
         TransientSet transient;
         Piece *pieces = nullptr; // kMaxBulkSegments, resolved before publishing
     };
@@ -144,14 +137,13 @@ private:
 
     // verbs_datapath.cpp
     Status closedStatusLocked() const;
-    template <typename Ready>
-    bool waitLocked(std::unique_lock<std::mutex> &lock, Deadline deadline, Ready ready) noexcept;
     Result<std::uint32_t> resolve(std::span<const Segment> segments, Piece *out,
                                   TransientSet &transient) noexcept;
     Result<WireDescriptor> decodeDescriptor(const BulkDescriptor &descriptor,
                                             BulkAccess expected) const noexcept;
     Status startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
-                     std::uint64_t tag, Deadline deadline, bool isGet) noexcept;
+                     const FileRange *file, std::uint64_t tag, Deadline deadline,
+                     bool isGet) noexcept override;
     std::uint64_t reserveLocked(WrKind kind, std::uint32_t index, bool lastOfOp) noexcept;
     bool postLocked(ibv_send_wr &first) noexcept;
     bool postMessageLocked(MessageType type, std::span<const std::byte> payload) noexcept;
@@ -169,12 +161,7 @@ private:
     std::shared_ptr<Engine> m_engine;
     IoThread &m_thread;
     Device &m_device;
-    Handler &m_handler;
-    const std::string m_peer;
     const bool m_accepted;
-    std::atomic<void *> m_context{nullptr};
-    std::atomic<bool> m_connected{false};
-    Limits m_limits;
     Limits m_sizing;
     bool m_announced = false; // the host knows this connection: report its disconnect
 
@@ -218,8 +205,7 @@ private:
     std::vector<std::uint32_t> m_freeControlSlots;
     std::vector<Op> m_ops;
     std::vector<std::uint32_t> m_freeOps;
-    std::vector<Exposure> m_exposures;
-    std::vector<std::uint32_t> m_freeExposures;
+    kit::SlotTable<Exposure> m_exposures;
     std::vector<std::uint32_t> m_bulkQueue; // ring of op indices waiting to post data WRs
     std::size_t m_bulkHead = 0;
     std::size_t m_bulkCount = 0;
@@ -240,67 +226,55 @@ private:
     std::vector<Done> m_reporting;
 };
 
-// The I/O thread a connection belongs to: sleeps in epoll on the completion channel of each
-// device and on an eventfd for commands; handlers run here.
-class IoThread {
+// The I/O thread a connection belongs to: the kit's reactor, sleeping in epoll on the completion
+// channel of each device (no spinning core when idle) and on its eventfd for posted work;
+// handlers run here.
+class IoThread final : public kit::Reactor {
 public:
-    IoThread() = default;
-    ~IoThread();
-    IoThread(const IoThread &) = delete;
-    IoThread &operator=(const IoThread &) = delete;
+    IoThread() : kit::Reactor("verbs transport", -1) {}
+    ~IoThread() override;
 
+    // Opens a completion channel per device and starts the thread.
     Status start(const std::vector<std::unique_ptr<Device>> &devices);
-    void stop() noexcept; // tears down every connection and joins
 
     ibv_comp_channel *completionChannel(std::size_t device) const noexcept
     {
-        return m_channels[device].get();
+        return m_channels[device].channel.get();
     }
     // Control path, any thread: the thread tracks the connection (and tears it down at stop).
     Status adopt(const std::shared_ptr<VerbsConnection> &connection);
-    // Queues `work` for the I/O thread; false once the thread has stopped.
-    [[nodiscard]] bool post(std::function<void()> work);
     // I/O thread: resources go after the current batch, then the thread's reference.
     void retire(VerbsConnection *connection) noexcept;
 
 private:
-    void run() noexcept;
-    void runCommands() noexcept;
-    void drainChannel(ibv_comp_channel *channel) noexcept;
-    void releaseRetired() noexcept;
+    // A device's completion channel in the epoll set: its events go to their connections.
+    struct ChannelSource final : kit::EventSource {
+        CompletionChannel channel;
+        void onEvents(std::uint32_t events) noexcept override;
+    };
 
-    int m_epoll = -1;
-    int m_wake = -1;
-    std::thread m_thread;
-    std::atomic<bool> m_stop{false};
-    std::vector<CompletionChannel> m_channels; // one per device
+    void afterBatch() noexcept override; // releases the retired connections' resources
+    void onShutdown() noexcept override; // every connection is told and closed
 
-    std::mutex m_mutex; // guards the members below
-    std::vector<std::shared_ptr<VerbsConnection>> m_connections;
-    std::vector<std::function<void()>> m_commands;
-    bool m_stopped = false;
+    std::vector<ChannelSource> m_channels; // one per device; sized before the thread starts
 
-    std::vector<std::shared_ptr<VerbsConnection>> m_retired; // I/O thread only
+    std::vector<std::shared_ptr<VerbsConnection>> m_connections; // guarded by m_mutex
+    std::vector<std::shared_ptr<VerbsConnection>> m_retired;     // guarded by m_mutex
 };
 
-// Reads the transport's rdmacm event channel and hands each event to its endpoint.
-class CmThread {
+// Reads the transport's rdmacm event channel and hands each event to its endpoint: the kit's
+// reactor with that channel as its one event source.
+class CmThread final : public kit::Reactor, private kit::EventSource {
 public:
-    explicit CmThread(Engine &engine) : m_engine(engine) {}
-    ~CmThread();
-    CmThread(const CmThread &) = delete;
-    CmThread &operator=(const CmThread &) = delete;
+    explicit CmThread(Engine &engine) : kit::Reactor("verbs transport", -1), m_engine(engine) {}
+    ~CmThread() override;
 
     Status start();
-    void stop() noexcept;
 
 private:
-    void run() noexcept;
+    void onEvents(std::uint32_t events) noexcept override;
 
     Engine &m_engine;
-    int m_wake = -1;
-    std::thread m_thread;
-    std::atomic<bool> m_stop{false};
 };
 
 // What a transport instance shares with its connections and listeners, which keep it alive:

@@ -1,5 +1,7 @@
 #include "verbs_memory.h"
 
+#include "transport/kit/errno_text.h"
+
 #include <cerrno>
 #include <cstring>
 
@@ -7,11 +9,7 @@ namespace lutra::transport::verbs {
 
 namespace {
 
-std::string errnoText(int error)
-{
-    char buffer[128];
-    return strerror_r(error, buffer, sizeof(buffer));
-}
+using kit::errnoText;
 
 constexpr std::uint64_t kSlotBits = 16;
 

@@ -14,25 +14,12 @@
 
 namespace lutra::transport::verbs {
 
-std::string errnoText(int error)
-{
-    char buffer[128];
-    // GNU strerror_r returns the text, which may not be in buffer.
-    return strerror_r(error, buffer, sizeof(buffer));
-}
-
 namespace {
 
 bool setNonBlocking(int fd)
 {
     const int flags = fcntl(fd, F_GETFL);
     return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
-}
-
-void wake(int fd) noexcept
-{
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(fd, &one, sizeof(one));
 }
 
 } // namespace
@@ -112,48 +99,29 @@ IoThread &Engine::pickThread() noexcept
 IoThread::~IoThread()
 {
     stop();
-    if (m_epoll >= 0) {
-        ::close(m_epoll);
-    }
-    if (m_wake >= 0) {
-        ::close(m_wake);
-    }
 }
 
 Status IoThread::start(const std::vector<std::unique_ptr<Device>> &devices)
 {
-    m_epoll = epoll_create1(EPOLL_CLOEXEC);
-    m_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (m_epoll < 0 || m_wake < 0) {
-        return {Errc::io_error, "verbs transport: epoll/eventfd: " + errnoText(errno)};
+    if (auto status = kit::Reactor::start(); !status.ok()) {
+        return status;
     }
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.ptr = nullptr; // the wake-up fd
-    epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_wake, &event);
-    for (const auto &device : devices) {
-        CompletionChannel channel(ibv_create_comp_channel(device->context));
-        if (!channel || !setNonBlocking(channel->fd)) {
+    // Every source is in place before one is watched: epoll holds their addresses.
+    m_channels.resize(devices.size());
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        const auto &device = devices[i];
+        m_channels[i].channel.reset(ibv_create_comp_channel(device->context));
+        if (!m_channels[i].channel || !setNonBlocking(m_channels[i].channel->fd)) {
             return {Errc::io_error, "verbs transport: ibv_create_comp_channel(" + device->name +
                                         "): " + errnoText(errno)};
         }
-        event.data.ptr = channel.get();
-        if (epoll_ctl(m_epoll, EPOLL_CTL_ADD, channel->fd, &event) != 0) {
-            return {Errc::io_error, "verbs transport: epoll_ctl: " + errnoText(errno)};
+    }
+    for (auto &source : m_channels) {
+        if (auto status = watch(source.channel->fd, EPOLLIN, &source); !status.ok()) {
+            return status;
         }
-        m_channels.push_back(std::move(channel));
     }
-    m_thread = std::thread([this] { run(); });
     return {};
-}
-
-void IoThread::stop() noexcept
-{
-    if (m_thread.joinable()) {
-        m_stop.store(true);
-        wake(m_wake);
-        m_thread.join();
-    }
 }
 
 Status IoThread::adopt(const std::shared_ptr<VerbsConnection> &connection)
@@ -164,19 +132,6 @@ Status IoThread::adopt(const std::shared_ptr<VerbsConnection> &connection)
     }
     m_connections.push_back(connection);
     return {};
-}
-
-bool IoThread::post(std::function<void()> work)
-{
-    {
-        std::lock_guard lock(m_mutex);
-        if (m_stopped) {
-            return false;
-        }
-        m_commands.push_back(std::move(work));
-    }
-    wake(m_wake);
-    return true;
 }
 
 void IoThread::retire(VerbsConnection *connection) noexcept
@@ -190,24 +145,12 @@ void IoThread::retire(VerbsConnection *connection) noexcept
     }
 }
 
-void IoThread::runCommands() noexcept
-{
-    std::vector<std::function<void()>> commands;
-    {
-        std::lock_guard lock(m_mutex);
-        commands.swap(m_commands);
-    }
-    for (auto &command : commands) {
-        command();
-    }
-}
-
-void IoThread::drainChannel(ibv_comp_channel *channel) noexcept
+void IoThread::ChannelSource::onEvents(std::uint32_t) noexcept
 {
     ibv_cq *cq = nullptr;
     void *context = nullptr;
     // The fd is nonblocking: this stops with EAGAIN once every event is taken.
-    while (ibv_get_cq_event(channel, &cq, &context) == 0) {
+    while (ibv_get_cq_event(channel.get(), &cq, &context) == 0) {
         // The CQ exists, so its connection is still held here (resources go after the batch).
         static_cast<VerbsConnection *>(context)->onCompletionEvent();
     }
@@ -215,7 +158,7 @@ void IoThread::drainChannel(ibv_comp_channel *channel) noexcept
 
 // Resources of connections torn down during a batch go after it, so that no later event of the
 // same batch sees a destroyed CQ.
-void IoThread::releaseRetired() noexcept
+void IoThread::afterBatch() noexcept
 {
     std::vector<std::shared_ptr<VerbsConnection>> retired;
     {
@@ -227,35 +170,17 @@ void IoThread::releaseRetired() noexcept
     }
 }
 
-void IoThread::run() noexcept
+void IoThread::onShutdown() noexcept
 {
-    std::array<epoll_event, kEpollBatch> events{};
-    while (!m_stop.load()) {
-        const int n = epoll_wait(m_epoll, events.data(), kEpollBatch, -1);
-        for (int i = 0; i < n; ++i) {
-            if (events[i].data.ptr == nullptr) {
-                std::uint64_t count = 0;
-                [[maybe_unused]] auto r = ::read(m_wake, &count, sizeof(count));
-                runCommands();
-                continue;
-            }
-            drainChannel(static_cast<ibv_comp_channel *>(events[i].data.ptr));
-        }
-        releaseRetired();
-    }
-
-    // Shutdown: no new work, then every connection is told and closed.
     std::vector<std::shared_ptr<VerbsConnection>> connections;
     {
         std::lock_guard lock(m_mutex);
-        m_stopped = true;
         connections = m_connections;
     }
-    runCommands();
     for (const auto &connection : connections) {
         connection->teardown({Errc::cancelled, "transport shutting down"});
     }
-    releaseRetired();
+    afterBatch();
     std::lock_guard lock(m_mutex);
     m_connections.clear();
 }
@@ -265,50 +190,30 @@ void IoThread::run() noexcept
 CmThread::~CmThread()
 {
     stop();
-    if (m_wake >= 0) {
-        ::close(m_wake);
-    }
 }
 
 Status CmThread::start()
 {
-    m_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (m_wake < 0) {
-        return {Errc::io_error, "verbs transport: eventfd: " + errnoText(errno)};
+    if (auto status = kit::Reactor::start(); !status.ok()) {
+        return status;
     }
-    m_thread = std::thread([this] { run(); });
-    return {};
+    return watch(m_engine.channel()->fd, EPOLLIN, this);
 }
 
-void CmThread::stop() noexcept
-{
-    if (m_thread.joinable()) {
-        m_stop.store(true);
-        wake(m_wake);
-        m_thread.join();
-    }
-}
-
-void CmThread::run() noexcept
+void CmThread::onEvents(std::uint32_t) noexcept
 {
     rdma_event_channel *channel = m_engine.channel();
-    std::array<pollfd, 2> fds{pollfd{channel->fd, POLLIN, 0}, pollfd{m_wake, POLLIN, 0}};
-    while (!m_stop.load()) {
-        if (::poll(fds.data(), fds.size(), -1) < 0) {
-            continue;
+    rdma_cm_event *event = nullptr;
+    // The channel is nonblocking: this stops with EAGAIN once every event is taken.
+    while (rdma_get_cm_event(channel, &event) == 0) {
+        // A connect request names the listener; everything else the connection. Either stays
+        // alive until the event is acknowledged (rdma_destroy_id waits for that).
+        void *context = event->event == RDMA_CM_EVENT_CONNECT_REQUEST ? event->listen_id->context
+                                                                      : event->id->context;
+        if (context != nullptr) {
+            static_cast<CmEndpoint *>(context)->onCmEvent(*event);
         }
-        rdma_cm_event *event = nullptr;
-        while (!m_stop.load() && rdma_get_cm_event(channel, &event) == 0) {
-            // A connect request names the listener; everything else the connection. Either
-            // stays alive until the event is acknowledged (rdma_destroy_id waits for that).
-            void *context = event->event == RDMA_CM_EVENT_CONNECT_REQUEST
-                                ? event->listen_id->context
-                                : event->id->context;
-            if (context != nullptr) {
-                static_cast<CmEndpoint *>(context)->onCmEvent(*event);
-            }
-            rdma_ack_cm_event(event);
-        }
+        rdma_ack_cm_event(event);
     }
 }
 

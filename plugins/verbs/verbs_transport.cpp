@@ -1,6 +1,8 @@
 // The verbs plugin's control path: the entry point, listen and accept, connect, limit
 // negotiation in the rdmacm private data, connection setup and teardown. Allocation and
 // blocking are allowed here; they are not in verbs_datapath.cpp.
+#include "transport/kit/deadline.h"
+#include "transport/kit/limits.h"
 #include "verbs_internal.h"
 #include "verbs_uri.h"
 
@@ -15,24 +17,11 @@ namespace lutra::transport::verbs {
 
 namespace {
 
-int remainingMs(Deadline deadline)
-{
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, INT32_MAX));
-}
+using kit::remainingMs;
 
 Status checkLimits(const Limits &limits)
 {
-    if (limits.maxMessageSize < kMinMessageSize || limits.maxMessageSize > kMaxMessageSize ||
-        limits.maxBulkSize < kMinBulkSize || limits.maxBulkSize > kMaxBulkSize ||
-        limits.queueDepth == 0 || limits.queueDepth > kMaxQueueDepth) {
-        return {Errc::protocol_error, "limits out of range (message " +
-                                          std::to_string(limits.maxMessageSize) + ", bulk " +
-                                          std::to_string(limits.maxBulkSize) + ", depth " +
-                                          std::to_string(limits.queueDepth) + ")"};
-    }
-    return {};
+    return kit::checkLimits(limits, kBounds);
 }
 
 Result<Limits> limitsOf(const void *data, std::size_t size)
@@ -159,9 +148,7 @@ private:
             return;
         }
         const Limits &own = m_engine->options().proposed;
-        const Limits agreed{std::min(own.maxMessageSize, proposed->maxMessageSize),
-                            std::min(own.maxBulkSize, proposed->maxBulkSize),
-                            std::min(own.queueDepth, proposed->queueDepth)};
+        const Limits agreed = kit::agree(own, *proposed);
         Device *device = m_engine->deviceOf(child->verbs);
         if (device == nullptr) {
             reject(child, "no such device");
@@ -347,8 +334,7 @@ public:
         }
         auto agreed = limitsOf(event.param.conn.private_data, event.param.conn.private_data_len);
         answer->reset();
-        if (!agreed || agreed->maxMessageSize > own.maxMessageSize ||
-            agreed->maxBulkSize > own.maxBulkSize || agreed->queueDepth > own.queueDepth) {
+        if (!agreed || !kit::fitsWithin(*agreed, own)) {
             return Status(Errc::protocol_error, what + ": peer answered bad limits");
         }
         connection->establish(*agreed);
@@ -426,8 +412,8 @@ const PluginEntry kEntry{kAbiVersion, "verbs",
 
 VerbsConnection::VerbsConnection(std::shared_ptr<Engine> engine, IoThread &thread, Device &device,
                                  Handler &handler, std::string peer, bool accepted)
-    : m_engine(std::move(engine)), m_thread(thread), m_device(device), m_handler(handler),
-      m_peer(std::move(peer)), m_accepted(accepted)
+    : kit::ConnectionBase(handler, std::move(peer)), m_engine(std::move(engine)), m_thread(thread),
+      m_device(device), m_accepted(accepted)
 {
 }
 
@@ -481,8 +467,9 @@ Status VerbsConnection::create(CmId id, const Limits &sizing)
     for (std::uint32_t i = 0; i < depth; ++i) {
         m_ops[i].local = &m_pieces[std::size_t{i} * kMaxBulkSegments];
         m_ops[i].transient.items = &m_transient[std::size_t{i} * kMaxBulkSegments];
-        m_exposures[i].pieces = &m_pieces[std::size_t{depth + i} * kMaxBulkSegments];
-        m_exposures[i].transient.items = &m_transient[std::size_t{depth + i} * kMaxBulkSegments];
+        m_exposures[i].value.pieces = &m_pieces[std::size_t{depth + i} * kMaxBulkSegments];
+        m_exposures[i].value.transient.items =
+            &m_transient[std::size_t{depth + i} * kMaxBulkSegments];
     }
     m_bulkQueue.resize(depth);
     m_bulkWrList.resize(kBulkBatch);
@@ -575,7 +562,6 @@ void VerbsConnection::establish(const Limits &agreed)
     for (std::uint32_t i = depth; i-- > 0;) {
         m_freeSendSlots.push_back(i);
         m_freeOps.push_back(i);
-        m_freeExposures.push_back(i);
     }
     for (std::uint32_t i = kControlCredits; i-- > 0;) {
         m_freeControlSlots.push_back(m_sizing.queueDepth + i);

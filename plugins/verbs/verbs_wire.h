@@ -5,15 +5,15 @@
 
 #include <lutra/transport.h>
 
-#include <bit>
+#include "transport/kit/wire_codec.h"
+
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 namespace lutra::transport::verbs {
 
-static_assert(std::endian::native == std::endian::little,
-              "wire structs are little-endian and copied as they are");
+using kit::decode;
+using kit::encode;
 
 static constexpr std::uint16_t kHelloMagic = 0x564c; // "LV"
 static constexpr std::uint8_t kWireVersion = 1;
@@ -74,7 +74,8 @@ constexpr std::size_t exposureReadBytes(std::uint16_t count)
 
 // What a verbs bulk descriptor holds: where the exposing side's table entry is.
 struct WireDescriptor {
-    std::uint8_t format = 'V';
+    static constexpr std::uint8_t kFormat = 'V';
+    std::uint8_t format = kFormat;
     std::uint8_t access = 0;
     std::uint16_t count = 0; // extents in the entry
     std::uint32_t generation = 0;
@@ -84,16 +85,5 @@ struct WireDescriptor {
     std::uint64_t total = 0;
 };
 static_assert(sizeof(WireDescriptor) == 32 && sizeof(WireDescriptor) <= kMaxBulkDescriptorBytes);
-
-template <typename T> inline void encode(const T &value, std::byte *out) noexcept
-{
-    std::memcpy(out, &value, sizeof(T));
-}
-template <typename T> inline T decode(const std::byte *in) noexcept
-{
-    T value;
-    std::memcpy(&value, in, sizeof(T));
-    return value;
-}
 
 } // namespace lutra::transport::verbs
