@@ -1,18 +1,29 @@
 #include "client/osc.h"
 
-#include "core/params/catalog.h"
+#include "core/params/bind.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <variant>
+#include <vector>
 
 namespace lutra::client {
 
 namespace {
 
+static_assert(params::catalog::maxOf(params::catalog::kOsc, "conns_per_target") ==
+              RpcSession::kMaxConnections);
+
 // Which Osc's completion this thread is running, if any: a completion that submits must never
 // wait for a record only another completion could free.
 thread_local const void *t_completingFor = nullptr;
+
+// osc.<t>.max_pages_per_rpc before the negotiated bulk size caps it.
+constexpr std::uint32_t kDefaultPagesPerRpc =
+    params::catalog::defaultOf(params::catalog::kOsc, "max_pages_per_rpc");
+static_assert(params::catalog::maxOf(params::catalog::kOsc, "max_pages_per_rpc") ==
+                  protocol::kMaxBulkPages,
+              "max_pages_per_rpc's catalog maximum is the protocol's largest bulk");
 
 OscRpcStats::Direction directionOf(bool write) noexcept
 {
@@ -44,7 +55,7 @@ Osc::Osc(RpcSession &session, Options options, std::string target)
     : m_session(session), m_options(std::move(options)), m_target(std::move(target)),
       m_pagesLimit(std::min<std::uint32_t>(session.negotiated().maxBulkBytes / kPageBytes,
                                            protocol::kMaxBulkPages)),
-      m_maxPagesPerRpc(std::min<std::uint32_t>(1024, m_pagesLimit))
+      m_maxPagesPerRpc(std::min<std::uint32_t>(kDefaultPagesPerRpc, m_pagesLimit))
 {
     m_records = std::make_unique<Request[]>(m_options.requestSlots);
     for (std::uint32_t i = m_options.requestSlots; i > 0; --i) {
@@ -75,60 +86,77 @@ Osc::~Osc()
 
 Status Osc::publish(params::ParamGroup &group)
 {
-    for (params::Spec &spec : params::catalog::oscSpecs(m_target)) {
-        const std::string_view leaf = params::leafName(spec.name);
-        params::Binding binding;
-        if (leaf == "max_pages_per_rpc") {
-            // The session's negotiated bulk size is the real ceiling.
-            spec.max = std::min<std::int64_t>(spec.max, m_pagesLimit);
-            spec.defaultValue = std::int64_t{std::min<std::uint32_t>(1024, m_pagesLimit)};
-            binding.read = [this] { return params::Value(std::int64_t{maxPagesPerRpc()}); };
-            binding.apply = [this](const params::Value &value) {
-                m_maxPagesPerRpc.store(static_cast<std::uint32_t>(std::get<std::int64_t>(value)),
-                                       std::memory_order_relaxed);
-                return Status{};
-            };
-        } else if (leaf == "max_rpcs_in_flight") {
-            binding.read = [this] { return params::Value(std::int64_t{maxRpcsInFlight()}); };
-            binding.apply = [this](const params::Value &value) {
-                {
-                    // Under the dispatch lock so no dispatch misses the raise.
-                    std::lock_guard lock(m_mutex);
-                    m_maxRpcsInFlight.store(
-                        static_cast<std::uint32_t>(std::get<std::int64_t>(value)),
-                        std::memory_order_relaxed);
-                }
-                dispatch(); // a raise sends what was queued at once
-                return Status{};
-            };
-        } else if (leaf == "max_dirty_mb") {
-            binding.read = [this] {
-                return params::Value(
-                    static_cast<std::int64_t>(m_maxDirtyMb.load(std::memory_order_relaxed)));
-            };
-            binding.apply = [this](const params::Value &value) {
-                m_maxDirtyMb.store(static_cast<std::uint64_t>(std::get<std::int64_t>(value)),
-                                   std::memory_order_relaxed);
-                return Status{};
-            };
-        } else if (leaf == "checksums") {
-            binding.read = [this] {
-                return params::Value(std::int64_t{m_checksums.load(std::memory_order_relaxed)});
-            };
-            binding.apply = [this](const params::Value &value) {
-                m_checksums.store(std::get<std::int64_t>(value) != 0, std::memory_order_relaxed);
-                return Status{};
-            };
-        } else if (leaf == "checksum_type") {
-            // crc32c is the only algorithm: nothing to switch.
-            binding.read = [] { return params::Value(std::int64_t{0}); };
-            binding.apply = [](const params::Value &) { return Status{}; };
-        } else {
-            continue;
+    params::Binding pagesPerRpc;
+    pagesPerRpc.read = [this] { return params::Value(std::int64_t{maxPagesPerRpc()}); };
+    pagesPerRpc.apply = [this](const params::Value &value) {
+        m_maxPagesPerRpc.store(static_cast<std::uint32_t>(std::get<std::int64_t>(value)),
+                               std::memory_order_relaxed);
+        return Status{};
+    };
+    // The session's negotiated bulk size is the real ceiling.
+    auto capPagesPerRpc = [this](params::Spec &spec) {
+        spec.max = std::min<std::int64_t>(spec.max, m_pagesLimit);
+        spec.defaultValue =
+            std::int64_t{std::min<std::uint32_t>(kDefaultPagesPerRpc, m_pagesLimit)};
+    };
+
+    params::Binding rpcsInFlight;
+    rpcsInFlight.read = [this] { return params::Value(std::int64_t{maxRpcsInFlight()}); };
+    rpcsInFlight.apply = [this](const params::Value &value) {
+        {
+            // Under the dispatch lock so no dispatch misses the raise.
+            std::lock_guard lock(m_mutex);
+            m_maxRpcsInFlight.store(static_cast<std::uint32_t>(std::get<std::int64_t>(value)),
+                                    std::memory_order_relaxed);
         }
-        if (Status status = group.add(std::move(spec), std::move(binding)); !status.ok()) {
-            return status;
-        }
+        dispatch(); // a raise sends what was queued at once
+        return Status{};
+    };
+
+    params::Binding dirtyMb;
+    dirtyMb.read = [this] {
+        return params::Value(
+            static_cast<std::int64_t>(m_maxDirtyMb.load(std::memory_order_relaxed)));
+    };
+    dirtyMb.apply = [this](const params::Value &value) {
+        m_maxDirtyMb.store(static_cast<std::uint64_t>(std::get<std::int64_t>(value)),
+                           std::memory_order_relaxed);
+        return Status{};
+    };
+
+    params::Binding checksums;
+    checksums.read = [this] {
+        return params::Value(std::int64_t{m_checksums.load(std::memory_order_relaxed)});
+    };
+    checksums.apply = [this](const params::Value &value) {
+        m_checksums.store(std::get<std::int64_t>(value) != 0, std::memory_order_relaxed);
+        return Status{};
+    };
+
+    // crc32c is the only algorithm: nothing to switch.
+    params::Binding checksumType;
+    checksumType.read = [] { return params::Value(std::int64_t{0}); };
+    checksumType.apply = [](const params::Value &) { return Status{}; };
+
+    // The session's connections: raising opens and joins more (see RpcSession).
+    params::Binding connections;
+    connections.read = [this] { return params::Value(std::int64_t{m_session.connections()}); };
+    connections.apply = [this](const params::Value &value) {
+        return m_session
+            .setConnections(static_cast<std::uint32_t>(std::get<std::int64_t>(value)))
+            .withContext("osc." + m_target + ".conns_per_target");
+    };
+
+    std::vector<params::BindRow> rows;
+    rows.push_back({"max_pages_per_rpc", std::move(pagesPerRpc), std::move(capPagesPerRpc)});
+    rows.push_back({"max_rpcs_in_flight", std::move(rpcsInFlight), {}});
+    rows.push_back({"max_dirty_mb", std::move(dirtyMb), {}});
+    rows.push_back({"checksums", std::move(checksums), {}});
+    rows.push_back({"checksum_type", std::move(checksumType), {}});
+    rows.push_back({"conns_per_target", std::move(connections), {}});
+    if (Status status = params::bindGroup(group, params::catalog::kOsc, m_target, std::move(rows));
+        !status.ok()) {
+        return status;
     }
     return group.addStats("osc." + m_target + ".rpc_stats",
                           std::string(params::catalog::kRpcStatsHelp), m_stats);
