@@ -57,16 +57,7 @@ struct Hello {
 static_assert(sizeof(Hello) == 16);
 
 // What a tcp bulk descriptor holds: the exposing side's slot and generation, and the size.
-struct WireDescriptor {
-    static constexpr std::uint8_t kFormat = 'T';
-    std::uint8_t format = kFormat;
-    std::uint8_t access = 0;
-    std::uint16_t reserved = 0;
-    std::uint32_t slot = 0;
-    std::uint32_t generation = 0;
-    std::uint32_t reserved2 = 0;
-    std::uint64_t length = 0;
-};
+using WireDescriptor = kit::SlotDescriptor<'T'>;
 static_assert(sizeof(WireDescriptor) == 24 && sizeof(WireDescriptor) <= kMaxBulkDescriptorBytes);
 
 inline std::uint64_t cookieOf(std::uint32_t slot, std::uint32_t generation) noexcept

@@ -3,6 +3,7 @@
 // tcp_datapath.cpp.
 #include "tcp_internal.h"
 #include "transport/kit/deadline.h"
+#include "transport/kit/endpoint.h"
 #include "transport/kit/limits.h"
 
 #include <arpa/inet.h>
@@ -28,55 +29,34 @@ namespace {
 
 using kit::remainingMs;
 
-struct Address {
-    sockaddr_in addr{};
-    std::string host;
-    std::uint16_t port = 0;
-};
+constexpr std::string_view kScheme = "tcp://";
 
 std::string uriOf(const sockaddr_in &addr)
 {
-    char host[INET_ADDRSTRLEN] = {};
-    inet_ntop(AF_INET, &addr.sin_addr, host, sizeof(host));
-    return "tcp://" + std::string(host) + ":" + std::to_string(ntohs(addr.sin_port));
+    return kit::uriOf(kScheme, addr);
 }
+
+struct Address {
+    sockaddr_in addr{};
+};
 
 // tcp://host:port (IPv4 literal or a resolvable name).
 Result<Address> parseUri(std::string_view uri)
 {
-    constexpr std::string_view scheme = "tcp://";
-    if (!uri.starts_with(scheme)) {
+    constexpr std::string_view expected = "expected tcp://host:port";
+    if (!uri.starts_with(kScheme)) {
         return Status(Errc::invalid_argument,
-                      "'" + std::string(uri) + "': expected tcp://host:port");
+                      "'" + std::string(uri) + "': " + std::string(expected));
     }
-    const auto rest = uri.substr(scheme.size());
-    const auto colon = rest.rfind(':');
-    if (colon == std::string_view::npos || colon == 0) {
-        return Status(Errc::invalid_argument,
-                      "'" + std::string(uri) + "': expected tcp://host:port");
+    auto endpoint = kit::splitHostPort(uri, uri.substr(kScheme.size()), expected);
+    if (!endpoint.ok()) {
+        return endpoint.status();
     }
-    Address out;
-    out.host = std::string(rest.substr(0, colon));
-    const auto portText = rest.substr(colon + 1);
-    unsigned port = 0;
-    const auto [end, error] =
-        std::from_chars(portText.data(), portText.data() + portText.size(), port);
-    if (error != std::errc() || end != portText.data() + portText.size() || port > 65535) {
-        return Status(Errc::invalid_argument, "'" + std::string(uri) + "': bad port");
+    auto address = kit::resolveIpv4(uri, *endpoint);
+    if (!address.ok()) {
+        return address.status();
     }
-    out.port = static_cast<std::uint16_t>(port);
-    addrinfo hints{};
-    hints.ai_family = AF_INET;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo *found = nullptr;
-    if (const int rc = getaddrinfo(out.host.c_str(), nullptr, &hints, &found); rc != 0) {
-        return Status(Errc::invalid_argument,
-                      "'" + std::string(uri) + "': cannot resolve host: " + gai_strerror(rc));
-    }
-    std::memcpy(&out.addr, found->ai_addr, sizeof(sockaddr_in));
-    freeaddrinfo(found);
-    out.addr.sin_port = htons(out.port);
-    return out;
+    return Address{*address};
 }
 
 void setNoDelay(int fd)

@@ -1,11 +1,6 @@
 #include "verbs_uri.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <sys/socket.h>
-
-#include <charconv>
-#include <cstring>
+#include "transport/kit/endpoint.h"
 
 namespace lutra::transport::verbs {
 
@@ -13,11 +8,12 @@ namespace {
 
 constexpr std::string_view kScheme = "verbs://";
 
+constexpr std::string_view kExpected = "expected verbs://host:port or verbs://device/host:port";
+
 Status badUri(std::string_view uri, std::string_view why)
 {
-    return {Errc::invalid_argument, "'" + std::string(uri) + "': " + std::string(why) +
-                                        " (expected verbs://host:port or "
-                                        "verbs://device/host:port)"};
+    return {Errc::invalid_argument, "'" + std::string(uri) + "': " + std::string(why) + " (" +
+                                        std::string(kExpected) + ")"};
 }
 
 } // namespace
@@ -36,38 +32,21 @@ Result<Endpoint> parseUri(std::string_view uri)
             return badUri(uri, "empty device name");
         }
     }
-    const auto colon = rest.rfind(':');
-    if (colon == std::string_view::npos || colon == 0) {
-        return badUri(uri, "no host:port");
+    auto endpoint = kit::splitHostPort(uri, rest, kExpected);
+    if (!endpoint.ok()) {
+        return endpoint.status();
     }
-    const std::string host(rest.substr(0, colon));
-    const auto portText = rest.substr(colon + 1);
-    unsigned port = 0;
-    const auto [end, error] =
-        std::from_chars(portText.data(), portText.data() + portText.size(), port);
-    if (portText.empty() || error != std::errc() || end != portText.data() + portText.size() ||
-        port > 65535) {
-        return badUri(uri, "bad port");
+    auto address = kit::resolveIpv4(uri, *endpoint);
+    if (!address.ok()) {
+        return address.status();
     }
-    addrinfo hints{};
-    hints.ai_family = AF_INET;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo *found = nullptr;
-    if (const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0) {
-        return Status(Errc::invalid_argument,
-                      "'" + std::string(uri) + "': cannot resolve host: " + gai_strerror(rc));
-    }
-    std::memcpy(&out.address, found->ai_addr, sizeof(sockaddr_in));
-    freeaddrinfo(found);
-    out.address.sin_port = htons(static_cast<std::uint16_t>(port));
+    out.address = *address;
     return out;
 }
 
 std::string uriOf(const sockaddr_in &address)
 {
-    char host[INET_ADDRSTRLEN] = {};
-    inet_ntop(AF_INET, &address.sin_addr, host, sizeof(host));
-    return std::string(kScheme) + host + ":" + std::to_string(ntohs(address.sin_port));
+    return kit::uriOf(kScheme, address);
 }
 
 } // namespace lutra::transport::verbs

@@ -91,4 +91,18 @@ Result<T> readDescriptor(const BulkDescriptor &descriptor, BulkAccess expected,
     return *wire;
 }
 
+// A descriptor that names a slot of the exposing side's table (kit::SlotTable) and its
+// generation, and the bytes exposed: tcp's ('T') and loopback's ('L'). 24 bytes.
+template <std::uint8_t Format> struct SlotDescriptor {
+    static constexpr std::uint8_t kFormat = Format;
+    std::uint8_t format = kFormat;
+    std::uint8_t access = 0;
+    std::uint16_t reserved = 0;
+    std::uint32_t slot = 0;
+    std::uint32_t generation = 0;
+    std::uint32_t reserved2 = 0;
+    std::uint64_t length = 0;
+};
+static_assert(sizeof(SlotDescriptor<0>) == 24);
+
 } // namespace lutra::transport::kit

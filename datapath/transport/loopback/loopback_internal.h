@@ -7,6 +7,7 @@
 #include "transport/kit/connection_base.h"
 #include "transport/kit/reactor.h"
 #include "transport/kit/slot_table.h"
+#include "transport/kit/wire_codec.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -19,16 +20,7 @@
 namespace lutra::transport::loopback {
 
 // What a loopback bulk descriptor holds: the exposing end's slot and generation, and the size.
-struct WireDescriptor {
-    static constexpr std::uint8_t kFormat = 'L';
-    std::uint8_t format = kFormat;
-    std::uint8_t access = 0;
-    std::uint16_t reserved = 0;
-    std::uint32_t slot = 0;
-    std::uint32_t generation = 0;
-    std::uint32_t reserved2 = 0;
-    std::uint64_t length = 0;
-};
+using WireDescriptor = kit::SlotDescriptor<'L'>;
 
 class Engine;
 class IoThread;

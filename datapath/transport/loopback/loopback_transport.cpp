@@ -1,12 +1,12 @@
 // The loopback plugin's control path: the entry point, the process-wide switchboard of
 // listeners, listen, connect (limit negotiation), I/O threads and teardown. Allocation and
 // blocking are allowed here; they are not in loopback_datapath.cpp.
+#include "transport/kit/endpoint.h"
 #include "transport/kit/limits.h"
 #include "transport/loopback/loopback.h"
 #include "transport/loopback/loopback_internal.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <optional>
 
@@ -18,35 +18,18 @@ constexpr int kTickMs = 100;
 constexpr std::uint32_t kFirstPort = 1024; // ports are names here; kept below the kernel's
 constexpr std::uint32_t kLastPort = 32767; // ephemeral range so a test's free port is free here
 
-struct Address {
-    std::string host;
-    std::uint32_t port = 0;
-};
+using Address = kit::HostPort;
 
 // loopback://host:port (any host name; port 0 picks one when listening).
 Result<Address> parseUri(std::string_view uri)
 {
     constexpr std::string_view scheme = "loopback://";
-    const Status bad(Errc::invalid_argument,
-                     "'" + std::string(uri) + "': expected loopback://host:port");
+    constexpr std::string_view expected = "expected loopback://host:port";
     if (!uri.starts_with(scheme)) {
-        return bad;
+        return Status(Errc::invalid_argument,
+                      "'" + std::string(uri) + "': " + std::string(expected));
     }
-    const auto rest = uri.substr(scheme.size());
-    const auto colon = rest.rfind(':');
-    if (colon == std::string_view::npos || colon == 0) {
-        return bad;
-    }
-    Address out;
-    out.host = std::string(rest.substr(0, colon));
-    const auto portText = rest.substr(colon + 1);
-    const auto [end, error] =
-        std::from_chars(portText.data(), portText.data() + portText.size(), out.port);
-    if (portText.empty() || error != std::errc() || end != portText.data() + portText.size() ||
-        out.port > 65535) {
-        return Status(Errc::invalid_argument, "'" + std::string(uri) + "': bad port");
-    }
-    return out;
+    return kit::splitHostPort(uri, uri.substr(scheme.size()), expected);
 }
 
 std::string uriOf(const std::string &host, std::uint32_t port)
