@@ -7,6 +7,7 @@
 #include "client/layout.h"
 #include "client/rpc_session.h"
 #include "core/log.h"
+#include "core/params/catalog.h"
 #include "core/params/registry.h"
 #include "transport/loader.h"
 
@@ -262,6 +263,10 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
                                   " targets, stripe size " + std::to_string(options.stripeSize));
     return std::unique_ptr<Mount>(new Mount(std::move(impl)));
 }
+        // Opened together, so a session's connections land on different transport I/O threads
+        // (osc.<t>.conns_per_target changes it later).
+        sessionOptions.connections = static_cast<std::uint32_t>(
+            params::catalog::defaultOf(params::catalog::kOsc, "conns_per_target"));
 
 Mount::Mount(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 

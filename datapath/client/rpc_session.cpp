@@ -174,8 +174,9 @@ RpcSession::~RpcSession()
             }
         }
     }
-    for (const auto &connection : open) {
-        connection->close();
+    // The joined ones first: closing the first makes the target drop the rest itself.
+    for (auto connection = open.rbegin(); connection != open.rend(); ++connection) {
+        (*connection)->close();
     }
     {
         std::unique_lock lock(m_stateMutex);

@@ -493,6 +493,169 @@ private slots:
         std::lock_guard lock(tally.mutex);
         QCOMPARE(tally.firstError.code(), Errc::cancelled);
     }
+
+    // osc.<t>.conns_per_target against a real target: the further connections join this
+    // client's export, so the handle opened on the first serves bulk RPCs on all of them;
+    // lowering closes the joined connections and the export (the handle) stays; a value out of
+    // range changes nothing.
+    void severalConnectionsShareTheExport()
+    {
+        QCOMPARE(get("osc.ost0.conns_per_target"), std::string("1")); // this session opened one
+        QCOMPARE(set("osc.ost0.conns_per_target", "9").code(), Errc::out_of_range);
+        QCOMPARE(set("osc.ost0.conns_per_target", "0").code(), Errc::out_of_range);
+        QCOMPARE(m_session->liveConnections(), 1u);
+        QVERIFY(set("osc.ost0.conns_per_target", "3").ok());
+        QCOMPARE(get("osc.ost0.conns_per_target"), std::string("3"));
+        QCOMPARE(m_session->liveConnections(), 3u);
+
+        constexpr std::size_t kBytes = 16u << 20;
+        const std::uint64_t handle = create("spread");
+        QVERIFY(handle != 0);
+        auto source = pattern(kBytes, 5);
+        const PageRun run{0, kBytes / kPage, kPage};
+        Tally written;
+        std::vector<transport::Segment> writeSegments;
+        const std::uint32_t writes =
+            submitRun(true, handle, run, 64, source, writeSegments, written);
+        QVERIFY(written.waitFor(writes));
+        QVERIFY2(written.failed.load() == 0, written.firstError.toString().c_str());
+
+        const auto readBack = [&](unsigned round) {
+            std::vector<std::byte> back(kBytes);
+            Tally read;
+            std::vector<transport::Segment> readSegments;
+            const std::uint32_t reads =
+                submitRun(false, handle, run, 100, back, readSegments, read);
+            if (!read.waitFor(reads) || read.failed.load() != 0) {
+                qWarning("round %u: %s", round, read.firstError.toString().c_str());
+                return false;
+            }
+            return back == source;
+        };
+        QVERIFY(readBack(1));
+        // Down to one: the joined connections close, the export and its handle stay.
+        QVERIFY(set("osc.ost0.conns_per_target", "1").ok());
+        QCOMPARE(m_session->liveConnections(), 1u);
+        QVERIFY(readBack(2));
+        QVERIFY(set("osc.ost0.conns_per_target", "2").ok());
+        QCOMPARE(m_session->liveConnections(), 2u);
+        QVERIFY(readBack(3));
+        QVERIFY(m_osc->waitIdle(soon()));
+    }
+
+    // Locks belong to the export: a conflicting enqueue by another client sends the blocking
+    // callback to this client's first connection while bulk RPCs use all three.
+    void blockingCallbacksReachAClientWithSeveralConnections()
+    {
+        QVERIFY(set("osc.ost0.conns_per_target", "3").ok());
+        const std::uint64_t handle = create("locked");
+        QVERIFY(handle != 0);
+        std::atomic<std::uint64_t> calledBack{0};
+        m_session->setBlockingCallbackHandler(
+            [&](std::uint64_t lock, protocol::LockMode) { calledBack = lock; });
+        auto held = m_session->call(protocol::LockEnqueueRequest{handle, protocol::LockMode::pw, 0},
+                                    "osc-test", soon());
+        QVERIFY2(held.ok(), held.status().toString().c_str());
+        const std::uint64_t lock = held->lockHandle;
+
+        auto source = pattern(4u << 20, 6);
+        Tally written;
+        std::vector<transport::Segment> segments;
+        const std::uint32_t writes = submitRun(true, handle, PageRun{0, (4u << 20) / kPage, kPage},
+                                               64, source, segments, written);
+        QVERIFY(written.waitFor(writes));
+        QVERIFY2(written.failed.load() == 0, written.firstError.toString().c_str());
+
+        RpcSession::Options otherOptions;
+        otherOptions.clientId = "osc-test-other";
+        otherOptions.connections = 2;
+        auto other = RpcSession::connect(*m_transport, m_target->uri(), otherOptions);
+        QVERIFY2(other.ok(), other.status().toString().c_str());
+        QCOMPARE((*other)->liveConnections(), 2u);
+        auto opened = (*other)->call(
+            protocol::OpenRequest{"locked", protocol::kOpenRead | protocol::kOpenWrite}, "osc-test",
+            soon());
+        QVERIFY2(opened.ok(), opened.status().toString().c_str());
+        const std::uint64_t otherHandle = opened->handle;
+        opened = decltype(opened)(Status(Errc::cancelled, "released")); // return its slot
+        std::optional<Status> granted;
+        std::thread contender([&] {
+            auto reply =
+                (*other)->call(protocol::LockEnqueueRequest{otherHandle, protocol::LockMode::pw, 0},
+                               "osc-test", soon());
+            granted = reply.ok() ? Status{} : reply.status();
+        });
+        const bool calledBackInTime = eventually([&] { return calledBack.load() == lock; }, 30s);
+        auto cancelled = m_session->call(protocol::LockCancelRequest{lock}, "osc-test", soon());
+        contender.join();
+        m_session->setBlockingCallbackHandler({});
+        QVERIFY(calledBackInTime);
+        QVERIFY2(cancelled.ok(), cancelled.status().toString().c_str());
+        QVERIFY(granted.has_value());
+        QVERIFY2(granted->ok(), granted->toString().c_str());
+    }
+
+    // The target killed under a client with three connections: every RPC in flight or queued
+    // fails once with unavailable, the session is lost as a whole; a new session to the
+    // restarted target (a new export, new cookie) joins three connections again and reads back
+    // everything acknowledged before the kill.
+    void targetRestartedUnderSeveralConnections()
+    {
+        QVERIFY(set("osc.ost0.conns_per_target", "3").ok());
+        constexpr std::size_t kBytes = 8u << 20;
+        const std::uint64_t handle = create("durable");
+        QVERIFY(handle != 0);
+        auto source = pattern(kBytes, 7);
+        Tally acknowledged;
+        std::vector<transport::Segment> segments;
+        const std::uint32_t writes = submitRun(true, handle, PageRun{0, kBytes / kPage, kPage}, 64,
+                                               source, segments, acknowledged);
+        QVERIFY(acknowledged.waitFor(writes));
+        QVERIFY2(acknowledged.failed.load() == 0, acknowledged.firstError.toString().c_str());
+
+        auto more = pattern(kBytes, 8);
+        QCOMPARE(::kill(m_target->pid(), SIGSTOP), 0);
+        Tally lost;
+        std::vector<transport::Segment> lostSegments;
+        const std::uint32_t pending =
+            submitRun(true, handle, PageRun{kBytes / kPage, kBytes / kPage, kPage}, 64, more,
+                      lostSegments, lost);
+        QVERIFY(m_target->stop(SIGKILL).ok());
+        QVERIFY(lost.waitFor(pending));
+        QVERIFY(m_osc->waitIdle(soon()));
+        QCOMPARE(lost.done.load(), pending);
+        QCOMPARE(lost.unavailable.load(), pending);
+        QVERIFY(eventually([&] { return m_session->liveConnections() == 0; }, 30s));
+        QVERIFY(!m_session->connected());
+
+        TargetProcess::Options options;
+        options.binary = LUTRA_TARGET_BIN;
+        options.root = m_dir->path() + "/objects";
+        auto restarted = TargetProcess::spawn(options);
+        QVERIFY2(restarted.ok(), restarted.status().toString().c_str());
+        RpcSession::Options sessionOptions;
+        sessionOptions.clientId = "osc-test";
+        sessionOptions.connections = 3;
+        auto session = RpcSession::connect(*m_transport, (*restarted)->uri(), sessionOptions);
+        QVERIFY2(session.ok(), session.status().toString().c_str());
+        QCOMPARE((*session)->liveConnections(), 3u);
+        auto opened = (*session)->call(protocol::OpenRequest{"durable", protocol::kOpenRead},
+                                       "osc-test", soon());
+        QVERIFY2(opened.ok(), opened.status().toString().c_str());
+        const std::uint64_t reopened = opened->handle;
+        opened = decltype(opened)(Status(Errc::cancelled, "released")); // return its slot
+        std::vector<std::byte> back(kBytes);
+        for (std::size_t offset = 0; offset < kBytes; offset += 1u << 20) {
+            const transport::Segment segment{back.data() + offset, 1u << 20, 0};
+            auto read = (*session)->read(reopened, offset, (1u << 20) / kPage, kPage, {&segment, 1},
+                                         true, "osc-test", soon());
+            QVERIFY2(read.ok(), read.status().toString().c_str());
+            QCOMPARE(*read, 1u << 20);
+        }
+        QVERIFY(back == source);
+        session->reset();
+        QVERIFY((*restarted)->stop(SIGTERM).ok());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestOsc)

@@ -68,5 +68,7 @@ Measurement measure(unsigned threads, double seconds,
 
 // Rounds for reports: 3 significant decimals.
 double rounded(double value);
+// The middle value (the mean of the two middle ones for an even count); 0 when empty.
+double median(std::vector<double> values);
 
 } // namespace lutra::tools

@@ -18,15 +18,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kTransfer = 1 << 20;
 constexpr const char *kFlushedJob = "bench.flushed";
 
-double median(std::vector<double> values)
-{
-    if (values.empty()) {
-        return 0;
-    }
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
-}
-
 // The other jobs: each reads its own file in 1 MiB transfers, rewriting every fourth one, until
 // stopped; paused on request (and then idle: nothing of theirs in flight).
 class OtherJobs {

@@ -252,16 +252,6 @@ private:
     ReadAheadCounts m_total;
 };
 
-double median(std::vector<double> values)
-{
-    if (values.empty()) {
-        return 0;
-    }
-    std::sort(values.begin(), values.end());
-    const std::size_t mid = values.size() / 2;
-    return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
 // Results every round-based read mode reports about what was fetched: a page fetched twice
 // shows as pages_fetched above rounds * file_pages (under pressure, a discarded page is fetched
 // again: at most read_but_discarded more).
@@ -305,9 +295,10 @@ nlohmann::json hardParams(const BenchCluster &cluster, const IorHardBenchOptions
 Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &loop,
                                const IorEasyBenchOptions &ior)
 {
-    if (ior.threads == 0 || ior.threads > 256 || ior.fileMb == 0 || ior.transferKb == 0) {
-        return Status(Errc::out_of_range, "--threads (1..256), --file-mb and --transfer-kb must "
-                                          "be positive");
+    if (ior.threads == 0 || ior.threads > 256 || ior.fileMb == 0 || ior.transferKb == 0 ||
+        ior.conns == 0 || ior.rounds == 0) {
+        return Status(Errc::out_of_range, "--threads (1..256), --file-mb, --transfer-kb, --conns "
+                                          "and --rounds must be positive");
     }
     auto cluster = BenchCluster::start(options, loop, "lutra-bench-ior-easy");
     if (!cluster) {
@@ -322,37 +313,102 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
                      {"threads", ior.threads},
                      {"file_mb", ior.fileMb},
                      {"transfer_kb", ior.transferKb},
-                     {"layout", "file per thread, sequential; write + fsync, then cold read"},
-                     {"cold_read", "Mount::flushJob(\"\") between the phases"}};
+                     {"conns", ior.conns},
+                     {"rounds", ior.rounds},
+                     {"layout", "file per thread, sequential; write + fsync, then cold reads"},
+                     {"cold_read", "Mount::flushJob(\"\") before each read"},
+                     {"rounds_are",
+                      "a cold read with osc.*.conns_per_target=conns, one with 1 (when conns > "
+                      "1) and the raw TCP stream, alternating their order; MBps and ratios are "
+                      "medians, read_ahead_stats the sums of the conns reads"}};
+    const auto setConns = [&](unsigned conns) -> Status {
+        const params::Assignment assignment{"osc.*.conns_per_target", std::to_string(conns)};
+        auto result = c.registry().set({&assignment, 1}, "lutra-bench");
+        return result.status
+                   ? Status{}
+                   : result.status.withContext("osc.*.conns_per_target=" + std::to_string(conns));
+    };
+    const std::function<Result<double>()> readPhase = [&] {
+        return runPhase(ior.threads, loop, [&](unsigned t) { return easyRead(c.mount(), ior, t); });
+    };
     const auto iteration = [&]() -> Status {
+        if (auto status = setConns(ior.conns); !status) {
+            return status;
+        }
         auto written =
             runPhase(ior.threads, loop, [&](unsigned t) { return easyWrite(c.mount(), ior, t); });
         if (!written) {
             return written.status().withContext("write phase");
         }
-        auto read = coldRead(c, [&] {
-            return runPhase(ior.threads, loop,
-                            [&](unsigned t) { return easyRead(c.mount(), ior, t); });
-        });
-        if (!read) {
-            return read.status().withContext("read phase");
+        enum Side { connsSide, oneSide, rawSide };
+        std::vector<Side> sides{connsSide};
+        if (ior.conns > 1) {
+            sides.push_back(oneSide);
         }
-        const double readMBps = megabytesPerSecond(totalBytes, read->seconds);
+        if (!c.rawUris().empty()) {
+            sides.push_back(rawSide);
+        }
+        PhaseStats stats;
+        std::vector<double> readMBps, oneMBps, rawMBps, vsRaw, vsOne;
+        nlohmann::json rounds = nlohmann::json::array();
+        for (unsigned round = 0; round < ior.rounds; ++round) {
+            double mbps[3] = {0, 0, 0};
+            for (std::size_t i = 0; i < sides.size(); ++i) {
+                const Side side = sides[(i + round) % sides.size()]; // each side leads in turn
+                if (side == rawSide) {
+                    auto raw = rawStream(c.rawUris(), ior, loop);
+                    if (!raw) {
+                        return raw.status().withContext("raw TCP stream");
+                    }
+                    mbps[side] = megabytesPerSecond(totalBytes, *raw);
+                    continue;
+                }
+                if (auto status = setConns(side == connsSide ? ior.conns : 1); !status) {
+                    return status;
+                }
+                auto read = coldRead(c, readPhase);
+                if (!read) {
+                    return read.status().withContext("read phase");
+                }
+                if (side == connsSide) {
+                    stats.add(*read);
+                }
+                mbps[side] = megabytesPerSecond(totalBytes, read->seconds);
+            }
+            nlohmann::json entry{{"read_MBps", rounded(mbps[connsSide])}};
+            readMBps.push_back(mbps[connsSide]);
+            if (ior.conns > 1) {
+                oneMBps.push_back(mbps[oneSide]);
+                vsOne.push_back(mbps[connsSide] / mbps[oneSide]);
+                entry["read_one_conn_MBps"] = rounded(mbps[oneSide]);
+                entry["conns_vs_one"] = rounded(vsOne.back());
+            }
+            if (!c.rawUris().empty()) {
+                rawMBps.push_back(mbps[rawSide]);
+                vsRaw.push_back(mbps[connsSide] / mbps[rawSide]);
+                entry["raw_tcp_MBps"] = rounded(mbps[rawSide]);
+                entry["vs_raw_tcp"] = rounded(vsRaw.back());
+            }
+            rounds.push_back(entry);
+        }
+        if (auto status = setConns(ior.conns); !status) {
+            return status;
+        }
         report.results["write_MBps"] = rounded(megabytesPerSecond(totalBytes, *written));
-        report.results["read_MBps"] = rounded(readMBps);
-        report.results["read_ahead_stats"] = readAheadDelta(read->before, read->after);
-        report.ratios["ra_hit_ratio"] = rounded(raHitRatio(read->before, read->after));
+        report.results["read_MBps"] = rounded(median(readMBps));
+        report.results["read_ahead_stats"] = stats.json();
+        report.results["rounds"] = rounds;
+        report.ratios["ra_hit_ratio"] = rounded(stats.hitRatio());
+        if (ior.conns > 1) {
+            report.results["read_one_conn_MBps"] = rounded(median(oneMBps));
+            report.ratios["conns_vs_one"] = rounded(median(vsOne));
+        }
         if (c.rawUris().empty()) {
             report.notes = {"no raw baseline endpoint (--raw-baseline): vs_raw_tcp not measured"};
             return {};
         }
-        auto raw = rawStream(c.rawUris(), ior, loop);
-        if (!raw) {
-            return raw.status().withContext("raw TCP stream");
-        }
-        const double rawMBps = megabytesPerSecond(totalBytes, *raw);
-        report.results["raw_tcp_MBps"] = rounded(rawMBps);
-        report.ratios["vs_raw_tcp"] = rounded(readMBps / rawMBps);
+        report.results["raw_tcp_MBps"] = rounded(median(rawMBps));
+        report.ratios["vs_raw_tcp"] = rounded(median(vsRaw));
         return {};
     };
     if (auto status = repeatWorkload(c, iteration); !status) {

@@ -1,12 +1,21 @@
 #pragma once
 
 #include "bench_common.h"
+#include "core/params/catalog.h"
 
 namespace lutra::tools {
 
+// osc.<t>.conns_per_target's default: the connections a client opens to each target.
+inline constexpr unsigned kDefaultConnsPerTarget =
+    static_cast<unsigned>(params::catalog::defaultOf(params::catalog::kOsc, "conns_per_target"));
+
 struct RpcBenchOptions {
     unsigned threads = 4;
-    unsigned objectMb = 64;            // object read by the bulk measurement
+    unsigned objectMb = 64; // object read by the bulk measurement
+    // Bulk reads over this many connections (and over one, for conns_vs_one) and raw TCP, in
+    // rounds alternating their order: one sample on a shared machine means little.
+    unsigned conns = kDefaultConnsPerTarget;
+    unsigned rounds = 3;
     std::string transport = "tcp";     // plugin of the spawned target
     std::string address = "127.0.0.1"; // where the spawned target listens (verbs: an RDMA address)
     std::string ibDevice;              // verbs: ib_write_bw's -d (empty: its first device)
@@ -60,6 +69,10 @@ struct IorEasyBenchOptions {
     unsigned threads = 2;
     unsigned fileMb = 64; // per thread
     unsigned transferKb = 1024;
+    // osc.*.conns_per_target of the cold reads (also read with one, for conns_vs_one), and the
+    // rounds of cold reads and raw TCP streams, alternating their order.
+    unsigned conns = kDefaultConnsPerTarget;
+    unsigned rounds = 3;
 };
 // IOR-easy: file per thread, large sequential transfers, write then cold read, against raw TCP
 // streaming between the same processes.

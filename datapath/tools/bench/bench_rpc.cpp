@@ -124,6 +124,11 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     if (rpc.threads == 0 || rpc.threads > 256) {
         return Status(Errc::out_of_range, "--threads must be 1..256");
     }
+    if (rpc.conns == 0 || rpc.conns > client::RpcSession::kMaxConnections || rpc.rounds == 0) {
+        return Status(Errc::out_of_range, "--conns must be 1.." +
+                                              std::to_string(client::RpcSession::kMaxConnections) +
+                                              " and --rounds positive");
+    }
     std::optional<TempDir> root;
     std::unique_ptr<TargetProcess> process;
     std::string uri = options.target;
@@ -155,11 +160,23 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     }
     client::RpcSession::Options sessionOptions;
     sessionOptions.clientId = "lutra-bench";
+    sessionOptions.connections = rpc.conns;
     auto session = client::RpcSession::connect(*transport->transport, uri, sessionOptions);
     if (!session) {
         return session.status();
     }
     client::RpcSession &rpcSession = **session;
+    // The same reads over one connection, from a second client of the same target.
+    std::unique_ptr<client::RpcSession> single;
+    if (rpc.conns > 1) {
+        sessionOptions.clientId = "lutra-bench-one";
+        sessionOptions.connections = 1;
+        auto one = client::RpcSession::connect(*transport->transport, uri, sessionOptions);
+        if (!one) {
+            return one.status().withContext("the one-connection session");
+        }
+        single = std::move(one).value();
+    }
     const std::uint32_t chunk = rpcSession.negotiated().maxBulkBytes;
     const std::uint32_t pages = chunk / protocol::kPageSize;
     const std::uint64_t objectBytes =
@@ -172,10 +189,19 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
                      {"target", uri},
                      {"spawned_target", process != nullptr},
                      {"threads", rpc.threads},
+                     {"conns", rpcSession.connections()},
+                     {"rounds", rpc.rounds},
                      {"duration_s", options.durationSeconds},
                      {"bulk_bytes", chunk},
                      {"object_mb", objectBytes >> 20},
+                     {"rounds_are", "bulk reads over conns connections, over one, and raw TCP "
+                                    "with as many streams as threads, alternating their order; "
+                                    "MBps and ratios are medians"},
                      {"small_message", "ping (24-byte header + job id) vs 64-byte raw echo"}};
+    if (rpcSession.connections() != rpc.conns) {
+        report.notes.push_back("the target took " + std::to_string(rpcSession.connections()) +
+                               " of " + std::to_string(rpc.conns) + " connections");
+    }
 
     // Small RPCs: every thread pings over the one shared session.
     const auto pings =
@@ -198,6 +224,16 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
         return created.status().withContext("create");
     }
     const std::uint64_t handle = created->handle;
+    created = Status(Errc::cancelled, "released"); // gives its slot back
+    std::uint64_t singleHandle = 0;
+    if (single) {
+        auto opened = single->call(protocol::OpenRequest{create.path, protocol::kOpenRead},
+                                   "bench.rpc", callDeadline());
+        if (!opened) {
+            return opened.status().withContext("open");
+        }
+        singleHandle = opened->handle;
+    }
     const std::size_t bufferBytes = std::size_t{chunk} * rpc.threads;
     std::unique_ptr<std::byte[]> buffers(new std::byte[bufferBytes]);
     for (std::size_t i = 0; i < bufferBytes; ++i) {
@@ -219,25 +255,95 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
         }
     }
     std::vector<std::uint64_t> next(rpc.threads);
-    const auto readWith = [&](bool checksums) {
+    const auto readWith = [&](client::RpcSession &reader, std::uint64_t object, bool checksums) {
         return measure(rpc.threads, options.durationSeconds,
-                       [&, checksums](unsigned t) -> Result<std::uint64_t> {
+                       [&, object, checksums](unsigned t) -> Result<std::uint64_t> {
                            const std::uint64_t k = (t + next[t]++ * rpc.threads) % chunks;
                            const auto segment = segmentOf(t);
-                           auto got = rpcSession.read(handle, k * chunk, pages, protocol::kPageSize,
-                                                      {&segment, 1}, checksums, "bench.rpc",
-                                                      callDeadline());
+                           auto got =
+                               reader.read(object, k * chunk, pages, protocol::kPageSize,
+                                           {&segment, 1}, checksums, "bench.rpc", callDeadline());
                            if (!got) {
                                return got.status();
                            }
                            return std::uint64_t{*got};
                        });
     };
-    const auto reads = readWith(false);
-    if (!reads.firstError.ok()) {
-        return reads.firstError.withContext("bulk read");
+    // Raw TCP between the same two processes: one stream per thread, into the same buffers.
+    const auto rawStreams = [&]() -> Result<Measurement> {
+        std::vector<RawConnection> streams;
+        for (unsigned t = 0; t < rpc.threads; ++t) {
+            auto connection = RawConnection::open(rawUri);
+            if (!connection) {
+                return connection.status();
+            }
+            if (auto status =
+                    connection->request(target::RawBaseline::source, std::uint64_t{1} << 50);
+                !status) {
+                return status;
+            }
+            streams.push_back(std::move(connection).value());
+        }
+        return measure(
+            rpc.threads, options.durationSeconds, [&](unsigned t) -> Result<std::uint64_t> {
+                if (auto status =
+                        streams[t].receiveAll(buffers.get() + std::size_t{chunk} * t, chunk);
+                    !status) {
+                    return status;
+                }
+                return std::uint64_t{chunk};
+            });
+    };
+
+    enum Side { lutraSide, singleSide, rawSide };
+    std::vector<Side> sides{lutraSide};
+    if (single) {
+        sides.push_back(singleSide);
     }
-    const auto checkedReads = readWith(true);
+    if (!rawUri.empty()) {
+        sides.push_back(rawSide);
+    }
+    std::vector<double> lutraMBps, singleMBps, rawMBps, vsRaw, vsSingle;
+    nlohmann::json rounds = nlohmann::json::array();
+    for (unsigned round = 0; round < rpc.rounds; ++round) {
+        double mbps[3] = {0, 0, 0};
+        for (std::size_t i = 0; i < sides.size(); ++i) {
+            const Side side = sides[(i + round) % sides.size()]; // each side leads in turn
+            Measurement measured;
+            if (side == rawSide) {
+                auto raw = rawStreams();
+                if (!raw) {
+                    return raw.status().withContext("raw stream");
+                }
+                measured = *raw;
+            } else {
+                measured = side == lutraSide ? readWith(rpcSession, handle, false)
+                                             : readWith(*single, singleHandle, false);
+            }
+            if (!measured.firstError.ok()) {
+                return measured.firstError.withContext(side == rawSide ? "raw stream"
+                                                                       : "bulk read");
+            }
+            mbps[side] = measured.megabytesPerSecond();
+        }
+        nlohmann::json entry{{"bulk_read_MBps", rounded(mbps[lutraSide])}};
+        lutraMBps.push_back(mbps[lutraSide]);
+        if (single) {
+            singleMBps.push_back(mbps[singleSide]);
+            vsSingle.push_back(mbps[lutraSide] / mbps[singleSide]);
+            entry["bulk_read_one_conn_MBps"] = rounded(mbps[singleSide]);
+            entry["conns_vs_one"] = rounded(vsSingle.back());
+        }
+        if (!rawUri.empty()) {
+            rawMBps.push_back(mbps[rawSide]);
+            vsRaw.push_back(mbps[lutraSide] / mbps[rawSide]);
+            entry["raw_tcp_MBps"] = rounded(mbps[rawSide]);
+            entry["vs_raw_tcp"] = rounded(vsRaw.back());
+        }
+        rounds.push_back(entry);
+    }
+    const double bulkMBps = median(lutraMBps);
+    const auto checkedReads = readWith(rpcSession, handle, true);
     if (!checkedReads.firstError.ok()) {
         return checkedReads.firstError.withContext("bulk read with checksums");
     }
@@ -252,13 +358,16 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     if (!async.firstError.ok()) {
         return async.firstError.withContext("asynchronous bulk read");
     }
+    report.results["bulk_read_MBps"] = rounded(bulkMBps);
     report.results["bulk_read_async_MBps"] = rounded(async.megabytesPerSecond());
-    report.ratios["async_vs_threads"] =
-        rounded(async.megabytesPerSecond() / reads.megabytesPerSecond());
-    report.results["bulk_read_MBps"] = rounded(reads.megabytesPerSecond());
     report.results["bulk_read_checksums_MBps"] = rounded(checkedReads.megabytesPerSecond());
-    report.ratios["checksums_vs_off"] =
-        rounded(checkedReads.megabytesPerSecond() / reads.megabytesPerSecond());
+    report.results["rounds"] = rounds;
+    report.ratios["async_vs_threads"] = rounded(async.megabytesPerSecond() / bulkMBps);
+    report.ratios["checksums_vs_off"] = rounded(checkedReads.megabytesPerSecond() / bulkMBps);
+    if (single) {
+        report.results["bulk_read_one_conn_MBps"] = rounded(median(singleMBps));
+        report.ratios["conns_vs_one"] = rounded(median(vsSingle));
+    }
     transport->transport->deregisterMemory(*region);
     if (rpc.transport == "verbs") {
         if (!options.target.empty()) {
@@ -280,7 +389,7 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
                 std::to_string(perftest.iterations) + " on " +
                 (rpc.ibDevice.empty() ? "the first device" : rpc.ibDevice);
             report.results["ib_write_bw_MBps"] = rounded(ibWriteBw);
-            report.ratios["vs_ib_write_bw"] = rounded(reads.megabytesPerSecond() / ibWriteBw);
+            report.ratios["vs_ib_write_bw"] = rounded(bulkMBps / ibWriteBw);
         }
     }
 
@@ -289,7 +398,7 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
                                "not measured");
         return report;
     }
-    // Raw TCP between the same two processes: one connection per thread.
+    // Raw TCP echo between the same two processes: one connection per thread.
     std::vector<RawConnection> echo;
     for (unsigned t = 0; t < rpc.threads; ++t) {
         auto connection = RawConnection::open(rawUri);
@@ -316,36 +425,11 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     if (!echoes.firstError.ok()) {
         return echoes.firstError.withContext("raw echo");
     }
-    std::vector<RawConnection> streams;
-    for (unsigned t = 0; t < rpc.threads; ++t) {
-        auto connection = RawConnection::open(rawUri);
-        if (!connection) {
-            return connection.status();
-        }
-        if (auto status = connection->request(target::RawBaseline::source, std::uint64_t{1} << 50);
-            !status) {
-            return status;
-        }
-        streams.push_back(std::move(connection).value());
-    }
-    std::unique_ptr<std::byte[]> sink(new std::byte[bufferBytes]);
-    const auto raw =
-        measure(rpc.threads, options.durationSeconds, [&](unsigned t) -> Result<std::uint64_t> {
-            if (auto status = streams[t].receiveAll(sink.get() + std::size_t{chunk} * t, chunk);
-                !status) {
-                return status;
-            }
-            return std::uint64_t{chunk};
-        });
-    streams.clear();
-    if (!raw.firstError.ok()) {
-        return raw.firstError.withContext("raw stream");
-    }
+    const double rawTcp = median(rawMBps);
     report.results["raw_echo_per_s"] = rounded(echoes.perSecond());
-    report.results["raw_tcp_MBps"] = rounded(raw.megabytesPerSecond());
-    report.ratios["vs_raw_tcp"] = rounded(reads.megabytesPerSecond() / raw.megabytesPerSecond());
-    report.ratios["async_vs_raw_tcp"] =
-        rounded(async.megabytesPerSecond() / raw.megabytesPerSecond());
+    report.results["raw_tcp_MBps"] = rounded(rawTcp);
+    report.ratios["vs_raw_tcp"] = rounded(median(vsRaw));
+    report.ratios["async_vs_raw_tcp"] = rounded(async.megabytesPerSecond() / rawTcp);
     report.ratios["small_rpc_vs_raw_echo"] = rounded(pings.perSecond() / echoes.perSecond());
     return report;
 }

@@ -37,6 +37,8 @@ int main(int argc, char **argv)
     app.add_option("--job", loop.jobId, "job id of every worker thread's I/O");
     app.add_option("--name", loop.name, "control socket name with --loop")->capture_default_str();
 
+    constexpr auto kMaxConnsPerTarget = static_cast<unsigned>(
+        lutra::params::catalog::maxOf(lutra::params::catalog::kOsc, "conns_per_target"));
     RpcBenchOptions rpc;
     auto *rpcMode = app.add_subcommand(
         "rpc", "small-RPC rate and bulk read bandwidth vs raw TCP between the same processes");
@@ -46,6 +48,16 @@ int main(int argc, char **argv)
     rpcMode->add_option("--object-mb", rpc.objectMb, "size of the object read in bulk")
         ->capture_default_str()
         ->check(CLI::Range(1, 65536));
+    rpcMode
+        ->add_option("--conns", rpc.conns,
+                     "connections of the bulk reads (osc.*.conns_per_target; also read over one)")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, kMaxConnsPerTarget));
+    rpcMode
+        ->add_option("--rounds", rpc.rounds,
+                     "bulk read rounds, lutra and raw TCP alternating (ratios: median)")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1000u));
     rpcMode
         ->add_option("--transport", rpc.transport, "transport of the spawned target (tcp, verbs)")
         ->capture_default_str();
@@ -129,6 +141,16 @@ int main(int argc, char **argv)
     iorEasyMode->add_option("--transfer-kb", iorEasy.transferKb, "bytes per transfer / 1024")
         ->capture_default_str()
         ->check(CLI::Range(1u, 1u << 16));
+    iorEasyMode
+        ->add_option("--conns", iorEasy.conns,
+                     "osc.*.conns_per_target of the cold reads (also read with one)")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, kMaxConnsPerTarget));
+    iorEasyMode
+        ->add_option("--rounds", iorEasy.rounds,
+                     "cold read rounds, lutra and raw TCP alternating (ratios: median)")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1000u));
 
     IorHardBenchOptions iorHard;
     const auto addHardOptions = [&iorHard](CLI::App *mode) {
