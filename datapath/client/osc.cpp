@@ -142,8 +142,7 @@ Status Osc::publish(params::ParamGroup &group)
     params::Binding connections;
     connections.read = [this] { return params::Value(std::int64_t{m_session.connections()}); };
     connections.apply = [this](const params::Value &value) {
-        return m_session
-            .setConnections(static_cast<std::uint32_t>(std::get<std::int64_t>(value)))
+        return m_session.setConnections(static_cast<std::uint32_t>(std::get<std::int64_t>(value)))
             .withContext("osc." + m_target + ".conns_per_target");
     };
 
