@@ -231,6 +231,10 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
         RpcSession::Options sessionOptions;
         sessionOptions.clientId = options.clientId;
         sessionOptions.log = transport::processLogSink(transportCategory);
+        // Opened together, so a session's connections land on different transport I/O threads
+        // (osc.<t>.conns_per_target changes it later).
+        sessionOptions.connections = static_cast<std::uint32_t>(
+            params::catalog::defaultOf(params::catalog::kOsc, "conns_per_target"));
         auto session =
             RpcSession::connect(*impl->transports.find(name)->second, uri, sessionOptions);
         if (!session) {
@@ -263,10 +267,6 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
                                   " targets, stripe size " + std::to_string(options.stripeSize));
     return std::unique_ptr<Mount>(new Mount(std::move(impl)));
 }
-        // Opened together, so a session's connections land on different transport I/O threads
-        // (osc.<t>.conns_per_target changes it later).
-        sessionOptions.connections = static_cast<std::uint32_t>(
-            params::catalog::defaultOf(params::catalog::kOsc, "conns_per_target"));
 
 Mount::Mount(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 
