@@ -6,8 +6,9 @@
 
 #include "tcp_frame.h"
 #include "transport/kit/connection_base.h"
+#include "transport/kit/connection_thread.h"
+#include "transport/kit/engine_base.h"
 #include "transport/kit/errno_text.h"
-#include "transport/kit/reactor.h"
 #include "transport/kit/slot_table.h"
 
 #include <sys/uio.h>
@@ -175,11 +176,11 @@ private:
     std::array<iovec, kIovBatch> m_txIov{};
 };
 
-// One I/O thread: the kit's reactor (epoll, posted work, the write list) plus the connections
-// and listeners it owns, and the handshake sweep.
-class IoThread final : public kit::Reactor {
+// One I/O thread: the kit's reactor (epoll, posted work, the write list as its ready list) with
+// the connections it owns, plus the listeners and the handshake sweep.
+class IoThread final : public kit::ConnectionThread<TcpConnection> {
 public:
-    explicit IoThread(Engine &engine);
+    IoThread();
     ~IoThread() override;
 
     // Control path, any thread.
@@ -194,42 +195,25 @@ public:
     }
 
     // I/O thread only.
-    void retire(TcpConnection *connection) noexcept;
     void removePollable(Pollable *pollable, int fd) noexcept;
     std::byte *scratch() noexcept { return m_scratch.data(); }
 
 private:
-    void afterBatch() noexcept override; // handshake sweep, then the graveyard
+    void afterBatch() noexcept override; // handshake sweep, then the retired objects
     void onShutdown() noexcept override; // every connection is told and closed
 
-    Engine &m_engine;
     std::vector<std::byte> m_scratch;
     Clock::time_point m_lastSweep = Clock::now();
+    std::vector<std::shared_ptr<TcpConnection>> m_expired; // I/O thread only: the sweep's finds
 
-    // Guarded by the reactor's m_mutex.
-    std::vector<std::shared_ptr<TcpConnection>> m_connections;
-    std::vector<std::shared_ptr<Pollable>> m_pollables;
-
-    // I/O thread only: objects retired during an epoll batch, released after it so that a later
-    // event in the same batch never sees a destroyed object.
-    std::vector<std::shared_ptr<TcpConnection>> m_graveyard;
+    std::vector<std::shared_ptr<Pollable>> m_pollables; // guarded by m_mutex
+    // I/O thread only: listeners removed during an epoll batch, released after it.
     std::vector<std::shared_ptr<Pollable>> m_retiredPollables;
 };
 
-class Engine {
+class Engine final : public kit::EngineBase<IoThread> {
 public:
-    explicit Engine(const TransportOptions &options) : m_options(options) {}
-
-    void log(LogLevel level, std::string_view text) const { m_options.log(level, text); }
-    const TransportOptions &options() const noexcept { return m_options; }
-    IoThread &pickThread() noexcept;
-    IoThread &thread(std::size_t index) noexcept { return *m_threads[index]; }
-    std::vector<std::unique_ptr<IoThread>> &threads() noexcept { return m_threads; }
-
-private:
-    TransportOptions m_options;
-    std::vector<std::unique_ptr<IoThread>> m_threads;
-    std::atomic<std::uint32_t> m_next{0};
+    using EngineBase::EngineBase;
 };
 
 using kit::errnoText;

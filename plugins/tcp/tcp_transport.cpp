@@ -197,12 +197,7 @@ private:
 class TcpTransport final : public Transport {
 public:
     explicit TcpTransport(std::shared_ptr<Engine> engine) : m_engine(std::move(engine)) {}
-    ~TcpTransport() override
-    {
-        for (auto &thread : m_engine->threads()) {
-            thread->stop();
-        }
-    }
+    ~TcpTransport() override { m_engine->stopThreads(); }
 
     std::string_view name() const noexcept override { return "tcp"; }
 
@@ -312,38 +307,30 @@ public:
         return ConnectionPtr(connection);
     }
 
+    // Sockets need no pinning: a region is just a name for the range.
     Result<MemoryRegion> registerMemory(void *base, std::size_t length) override
     {
-        // Sockets need no pinning: a region is just a name for the range.
-        if (base == nullptr || length == 0) {
-            return Status(Errc::invalid_argument, "registerMemory: empty range");
-        }
-        return MemoryRegion{m_nextRegion.fetch_add(1), base, length};
+        return m_regions.add(base, length);
     }
     void deregisterMemory(const MemoryRegion &) noexcept override {}
 
 private:
     std::shared_ptr<Engine> m_engine;
-    std::atomic<std::uint64_t> m_nextRegion{1};
+    kit::NamedRegions m_regions;
 };
 
 Result<std::unique_ptr<Transport>> createTcp(const TransportOptions &options)
 {
-    if (auto status = kit::checkLimits(options.proposed, kBounds); !status.ok()) {
-        return Status(Errc::out_of_range, "tcp transport: proposed " + status.message());
-    }
-    if (options.ioThreads == 0 || options.ioThreads > 64) {
-        return Status(Errc::out_of_range, "tcp transport: ioThreads must be 1…64");
+    if (auto status = kit::checkOptions(options, kBounds, "tcp transport"); !status.ok()) {
+        return status;
     }
     auto engine = std::make_shared<Engine>(options);
     for (std::size_t i = 0; i < options.ioThreads; ++i) {
-        engine->threads().push_back(std::make_unique<IoThread>(*engine));
+        engine->threads().push_back(std::make_unique<IoThread>());
     }
     auto transport = std::make_unique<TcpTransport>(engine);
-    for (auto &thread : engine->threads()) {
-        if (auto status = thread->start(); !status.ok()) {
-            return status;
-        }
+    if (auto status = engine->startThreads(); !status.ok()) {
+        return status;
     }
     return std::unique_ptr<Transport>(std::move(transport));
 }
@@ -353,15 +340,11 @@ const PluginEntry kEntry{kAbiVersion, "tcp", "TCP sockets with epoll; bulk strea
 
 } // namespace
 
-// ---- Engine and I/O threads
+// ---- I/O threads
 
-IoThread &Engine::pickThread() noexcept
-{
-    return *m_threads[m_next.fetch_add(1) % m_threads.size()];
-}
-
-IoThread::IoThread(Engine &engine)
-    : kit::Reactor("tcp transport", kEpollTimeoutMs), m_engine(engine), m_scratch(kScratchSize)
+IoThread::IoThread()
+    : kit::ConnectionThread<TcpConnection>("tcp transport", kEpollTimeoutMs),
+      m_scratch(kScratchSize)
 {
 }
 
@@ -374,23 +357,20 @@ Status IoThread::adopt(const std::shared_ptr<TcpConnection> &connection)
 {
     std::lock_guard lock(m_mutex);
     if (m_stopped) {
-        return {Errc::unavailable, "tcp transport is shutting down"};
+        return {Errc::unavailable, owner() + " is shutting down"};
     }
     if (auto status = watch(connection->fd(), EPOLLIN, static_cast<Pollable *>(connection.get()));
         !status.ok()) {
         return status;
     }
-    m_connections.push_back(connection);
-    // Room for every connection on the write list at once: queueWrite never allocates.
-    reserveReady(m_connections.size());
-    return {};
+    return adoptLocked(connection);
 }
 
 Status IoThread::addPollable(const std::shared_ptr<Pollable> &pollable, int fd)
 {
     std::lock_guard lock(m_mutex);
     if (m_stopped) {
-        return {Errc::unavailable, "tcp transport is shutting down"};
+        return {Errc::unavailable, owner() + " is shutting down"};
     }
     if (auto status = watch(fd, EPOLLIN, pollable.get()); !status.ok()) {
         return status;
@@ -411,53 +391,31 @@ void IoThread::removePollable(Pollable *pollable, int fd) noexcept
     }
 }
 
-void IoThread::retire(TcpConnection *connection) noexcept
-{
-    std::lock_guard lock(m_mutex);
-    const auto it = std::find_if(m_connections.begin(), m_connections.end(),
-                                 [connection](const auto &c) { return c.get() == connection; });
-    if (it != m_connections.end()) {
-        m_graveyard.push_back(std::move(*it));
-        m_connections.erase(it);
-    }
-}
-
 void IoThread::afterBatch() noexcept
 {
     const auto now = Clock::now();
     if (now - m_lastSweep >= std::chrono::milliseconds(kEpollTimeoutMs)) {
         m_lastSweep = now;
-        std::vector<std::shared_ptr<TcpConnection>> expired;
-        {
-            std::lock_guard lock(m_mutex);
-            for (const auto &connection : m_connections) {
-                if (connection->handshakeExpired(now)) {
-                    expired.push_back(connection);
-                }
+        forEachConnection([&](const std::shared_ptr<TcpConnection> &connection) {
+            if (connection->handshakeExpired(now)) {
+                m_expired.push_back(connection);
             }
-        }
-        for (const auto &connection : expired) {
+        });
+        for (const auto &connection : m_expired) {
             connection->teardown({Errc::timeout, "no hello from the peer in time"});
         }
+        m_expired.clear();
     }
+    kit::ConnectionThread<TcpConnection>::afterBatch();
     std::lock_guard lock(m_mutex);
-    m_graveyard.clear();
     m_retiredPollables.clear();
 }
 
 void IoThread::onShutdown() noexcept
 {
-    std::vector<std::shared_ptr<TcpConnection>> connections;
-    {
-        std::lock_guard lock(m_mutex);
-        connections = m_connections;
-    }
-    for (const auto &connection : connections) {
-        connection->teardown({Errc::cancelled, "transport shutting down"});
-    }
+    kit::ConnectionThread<TcpConnection>::onShutdown();
     std::lock_guard lock(m_mutex);
     m_pollables.clear();
-    m_graveyard.clear();
     m_retiredPollables.clear();
 }
 

@@ -6,8 +6,8 @@
 #include <lutra/transport.h>
 
 #include "transport/kit/connection_base.h"
+#include "transport/kit/connection_thread.h"
 #include "transport/kit/errno_text.h"
-#include "transport/kit/reactor.h"
 #include "transport/kit/slot_table.h"
 #include "verbs_config.h"
 #include "verbs_device.h"
@@ -229,9 +229,9 @@ private:
 // The I/O thread a connection belongs to: the kit's reactor, sleeping in epoll on the completion
 // channel of each device (no spinning core when idle) and on its eventfd for posted work;
 // handlers run here.
-class IoThread final : public kit::Reactor {
+class IoThread final : public kit::ConnectionThread<VerbsConnection> {
 public:
-    IoThread() : kit::Reactor("verbs transport", -1) {}
+    IoThread() : kit::ConnectionThread<VerbsConnection>("verbs transport", -1) {}
     ~IoThread() override;
 
     // Opens a completion channel per device and starts the thread.
@@ -241,10 +241,8 @@ public:
     {
         return m_channels[device].channel.get();
     }
-    // Control path, any thread: the thread tracks the connection (and tears it down at stop).
-    Status adopt(const std::shared_ptr<VerbsConnection> &connection);
-    // I/O thread: resources go after the current batch, then the thread's reference.
-    void retire(VerbsConnection *connection) noexcept;
+    // adopt (any thread) and retire (I/O thread): kit::ConnectionThread. A retired connection's
+    // resources go after the current batch, then the thread's reference.
 
 private:
     // A device's completion channel in the epoll set: its events go to their connections.
@@ -254,12 +252,8 @@ private:
     };
 
     void afterBatch() noexcept override; // releases the retired connections' resources
-    void onShutdown() noexcept override; // every connection is told and closed
 
-    std::vector<ChannelSource> m_channels; // one per device; sized before the thread starts
-
-    std::vector<std::shared_ptr<VerbsConnection>> m_connections; // guarded by m_mutex
-    std::vector<std::shared_ptr<VerbsConnection>> m_retired;     // guarded by m_mutex
+    std::vector<ChannelSource> m_channels; // one per device; sized before they are watched
 };
 
 // Reads the transport's rdmacm event channel and hands each event to its endpoint: the kit's

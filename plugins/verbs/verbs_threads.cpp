@@ -124,27 +124,6 @@ Status IoThread::start(const std::vector<std::unique_ptr<Device>> &devices)
     return {};
 }
 
-Status IoThread::adopt(const std::shared_ptr<VerbsConnection> &connection)
-{
-    std::lock_guard lock(m_mutex);
-    if (m_stopped) {
-        return {Errc::unavailable, "verbs transport is shutting down"};
-    }
-    m_connections.push_back(connection);
-    return {};
-}
-
-void IoThread::retire(VerbsConnection *connection) noexcept
-{
-    std::lock_guard lock(m_mutex);
-    const auto it = std::find_if(m_connections.begin(), m_connections.end(),
-                                 [connection](const auto &c) { return c.get() == connection; });
-    if (it != m_connections.end()) {
-        m_retired.push_back(std::move(*it));
-        m_connections.erase(it);
-    }
-}
-
 void IoThread::ChannelSource::onEvents(std::uint32_t) noexcept
 {
     ibv_cq *cq = nullptr;
@@ -160,29 +139,9 @@ void IoThread::ChannelSource::onEvents(std::uint32_t) noexcept
 // same batch sees a destroyed CQ.
 void IoThread::afterBatch() noexcept
 {
-    std::vector<std::shared_ptr<VerbsConnection>> retired;
-    {
-        std::lock_guard lock(m_mutex);
-        retired.swap(m_retired);
-    }
-    for (const auto &connection : retired) {
+    for (const auto &connection : takeRetired()) {
         connection->releaseResources();
     }
-}
-
-void IoThread::onShutdown() noexcept
-{
-    std::vector<std::shared_ptr<VerbsConnection>> connections;
-    {
-        std::lock_guard lock(m_mutex);
-        connections = m_connections;
-    }
-    for (const auto &connection : connections) {
-        connection->teardown({Errc::cancelled, "transport shutting down"});
-    }
-    afterBatch();
-    std::lock_guard lock(m_mutex);
-    m_connections.clear();
 }
 
 // ---- CM thread

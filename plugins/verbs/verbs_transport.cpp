@@ -388,11 +388,8 @@ private:
 
 Result<std::unique_ptr<Transport>> createVerbs(const TransportOptions &options)
 {
-    if (auto status = checkLimits(options.proposed); !status.ok()) {
-        return Status(Errc::out_of_range, "verbs transport: proposed " + status.message());
-    }
-    if (options.ioThreads == 0 || options.ioThreads > 64) {
-        return Status(Errc::out_of_range, "verbs transport: ioThreads must be 1…64");
+    if (auto status = kit::checkOptions(options, kBounds, "verbs transport"); !status.ok()) {
+        return status;
     }
     auto engine = Engine::create(options);
     if (!engine) {

@@ -72,4 +72,16 @@ Status checkAgainstExposed(std::uint64_t total, std::uint64_t exposed)
     return {};
 }
 
+Status checkOptions(const TransportOptions &options, const LimitBounds &bounds,
+                    std::string_view transport)
+{
+    if (auto status = checkLimits(options.proposed, bounds); !status.ok()) {
+        return {Errc::out_of_range, std::string(transport) + ": proposed " + status.message()};
+    }
+    if (options.ioThreads == 0 || options.ioThreads > 64) {
+        return {Errc::out_of_range, std::string(transport) + ": ioThreads must be 1…64"};
+    }
+    return {};
+}
+
 } // namespace lutra::transport::kit

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 namespace lutra::transport::kit {
 
@@ -23,6 +24,10 @@ struct LimitBounds {
 
 // protocol_error "limits out of range (message M, bulk B, depth D)" when outside `bounds`.
 Status checkLimits(const Limits &limits, const LimitBounds &bounds);
+// out_of_range "<transport>: proposed limits out of range (...)" or "<transport>: ioThreads must
+// be 1…64": what a plugin's create() refuses before it starts anything.
+Status checkOptions(const TransportOptions &options, const LimitBounds &bounds,
+                    std::string_view transport);
 // The minimum of both proposals, field by field.
 Limits agree(const Limits &own, const Limits &peer) noexcept;
 // An answer to our proposal is at most what we proposed.

@@ -61,6 +61,7 @@ public:
     // Room for `count` items on the ready list at once (call as items are adopted).
     void reserveReady(std::size_t count);
     bool onThread() const noexcept { return std::this_thread::get_id() == m_thread.get_id(); }
+    const std::string &owner() const noexcept { return m_owner; }
 
 protected:
     // On the thread after every batch of events and ready items (also after a tick).

@@ -5,7 +5,8 @@
 #include <lutra/transport.h>
 
 #include "transport/kit/connection_base.h"
-#include "transport/kit/reactor.h"
+#include "transport/kit/connection_thread.h"
+#include "transport/kit/engine_base.h"
 #include "transport/kit/slot_table.h"
 #include "transport/kit/wire_codec.h"
 
@@ -127,37 +128,16 @@ private:
     std::vector<std::uint64_t> m_failing; // tags failed by teardown
 };
 
-// One I/O thread: the kit's reactor (posted work, the ready list) plus its connections.
-class IoThread final : public kit::Reactor {
+// One I/O thread: the kit's reactor (posted work, the ready list) with its connections.
+class IoThread final : public kit::ConnectionThread<LoopbackConnection> {
 public:
-    IoThread();
-    ~IoThread() override;
-
-    Status adopt(const std::shared_ptr<LoopbackConnection> &connection);
-    void retire(LoopbackConnection *connection) noexcept; // I/O thread only
-
-private:
-    void afterBatch() noexcept override;
-    void onShutdown() noexcept override;
-
-    std::vector<std::shared_ptr<LoopbackConnection>> m_connections; // guarded by m_mutex
-    std::vector<std::shared_ptr<LoopbackConnection>> m_graveyard;   // guarded by m_mutex
+    IoThread() : kit::ConnectionThread<LoopbackConnection>("loopback transport", 100) {}
+    ~IoThread() override { stop(); }
 };
 
-// What a transport instance shares with its connections, which keep it alive.
-class Engine {
+class Engine final : public kit::EngineBase<IoThread> {
 public:
-    explicit Engine(const TransportOptions &options) : m_options(options) {}
-
-    void log(LogLevel level, std::string_view text) const { m_options.log(level, text); }
-    const TransportOptions &options() const noexcept { return m_options; }
-    IoThread &pickThread() noexcept { return *m_threads[m_next.fetch_add(1) % m_threads.size()]; }
-    std::vector<std::unique_ptr<IoThread>> &threads() noexcept { return m_threads; }
-
-private:
-    TransportOptions m_options;
-    std::vector<std::unique_ptr<IoThread>> m_threads;
-    std::atomic<std::uint32_t> m_next{0};
+    using EngineBase::EngineBase;
 };
 
 } // namespace lutra::transport::loopback

@@ -14,7 +14,6 @@ namespace lutra::transport::loopback {
 
 namespace {
 
-constexpr int kTickMs = 100;
 constexpr std::uint32_t kFirstPort = 1024; // ports are names here; kept below the kernel's
 constexpr std::uint32_t kLastPort = 32767; // ephemeral range so a test's free port is free here
 
@@ -123,12 +122,7 @@ private:
 class LoopbackTransport final : public Transport {
 public:
     explicit LoopbackTransport(std::shared_ptr<Engine> engine) : m_engine(std::move(engine)) {}
-    ~LoopbackTransport() override
-    {
-        for (auto &thread : m_engine->threads()) {
-            thread->stop();
-        }
-    }
+    ~LoopbackTransport() override { m_engine->stopThreads(); }
 
     std::string_view name() const noexcept override { return "loopback"; }
 
@@ -190,38 +184,31 @@ public:
         return ConnectionPtr(client);
     }
 
+    // memcpy needs no pinning: a region is just a name for the range.
     Result<MemoryRegion> registerMemory(void *base, std::size_t length) override
     {
-        // memcpy needs no pinning: a region is just a name for the range.
-        if (base == nullptr || length == 0) {
-            return Status(Errc::invalid_argument, "registerMemory: empty range");
-        }
-        return MemoryRegion{m_nextRegion.fetch_add(1), base, length};
+        return m_regions.add(base, length);
     }
     void deregisterMemory(const MemoryRegion &) noexcept override {}
 
 private:
     std::shared_ptr<Engine> m_engine;
-    std::atomic<std::uint64_t> m_nextRegion{1};
+    kit::NamedRegions m_regions;
 };
 
 Result<std::unique_ptr<Transport>> createLoopback(const TransportOptions &options)
 {
-    if (auto status = kit::checkLimits(options.proposed, kit::LimitBounds{}); !status.ok()) {
-        return Status(Errc::out_of_range, "loopback transport: proposed " + status.message());
-    }
-    if (options.ioThreads == 0 || options.ioThreads > 64) {
-        return Status(Errc::out_of_range, "loopback transport: ioThreads must be 1…64");
+    if (auto status = kit::checkOptions(options, kit::LimitBounds{}, "loopback transport");
+        !status.ok()) {
+        return status;
     }
     auto engine = std::make_shared<Engine>(options);
     for (std::size_t i = 0; i < options.ioThreads; ++i) {
         engine->threads().push_back(std::make_unique<IoThread>());
     }
     auto transport = std::make_unique<LoopbackTransport>(engine);
-    for (auto &thread : engine->threads()) {
-        if (auto status = thread->start(); !status.ok()) {
-            return status;
-        }
+    if (auto status = engine->startThreads(); !status.ok()) {
+        return status;
     }
     return std::unique_ptr<Transport>(std::move(transport));
 }
@@ -235,57 +222,6 @@ const PluginEntry kEntry{kAbiVersion, "loopback",
 const PluginEntry &plugin() noexcept
 {
     return kEntry;
-}
-
-// ---- I/O threads
-
-IoThread::IoThread() : kit::Reactor("loopback transport", kTickMs) {}
-
-IoThread::~IoThread()
-{
-    stop();
-}
-
-Status IoThread::adopt(const std::shared_ptr<LoopbackConnection> &connection)
-{
-    std::lock_guard lock(m_mutex);
-    if (m_stopped) {
-        return {Errc::unavailable, "loopback transport is shutting down"};
-    }
-    m_connections.push_back(connection);
-    reserveReady(m_connections.size());
-    return {};
-}
-
-void IoThread::retire(LoopbackConnection *connection) noexcept
-{
-    std::lock_guard lock(m_mutex);
-    const auto it = std::find_if(m_connections.begin(), m_connections.end(),
-                                 [connection](const auto &c) { return c.get() == connection; });
-    if (it != m_connections.end()) {
-        m_graveyard.push_back(std::move(*it));
-        m_connections.erase(it);
-    }
-}
-
-void IoThread::afterBatch() noexcept
-{
-    std::lock_guard lock(m_mutex);
-    m_graveyard.clear();
-}
-
-void IoThread::onShutdown() noexcept
-{
-    std::vector<std::shared_ptr<LoopbackConnection>> connections;
-    {
-        std::lock_guard lock(m_mutex);
-        connections = m_connections;
-    }
-    for (const auto &connection : connections) {
-        connection->teardown({Errc::cancelled, "transport shutting down"});
-    }
-    std::lock_guard lock(m_mutex);
-    m_graveyard.clear();
 }
 
 // ---- Connection setup and teardown

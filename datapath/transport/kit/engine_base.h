@@ -1,0 +1,66 @@
+#pragma once
+// What a transport instance shares with its connections (which keep it alive): its options and
+// its I/O threads, handed out round robin. Plugins derive their Engine from it.
+
+#include <lutra/status.h>
+#include <lutra/transport.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lutra::transport::kit {
+
+template <typename Thread> class EngineBase {
+public:
+    explicit EngineBase(const TransportOptions &options) : m_options(options) {}
+
+    void log(LogLevel level, std::string_view text) const { m_options.log(level, text); }
+    const TransportOptions &options() const noexcept { return m_options; }
+    Thread &pickThread() noexcept { return *m_threads[m_next.fetch_add(1) % m_threads.size()]; }
+    Thread &thread(std::size_t index) noexcept { return *m_threads[index]; }
+    std::vector<std::unique_ptr<Thread>> &threads() noexcept { return m_threads; }
+
+    Status startThreads()
+    {
+        for (auto &thread : m_threads) {
+            if (auto status = thread->start(); !status.ok()) {
+                return status;
+            }
+        }
+        return {};
+    }
+    // Each thread tears down its connections and is joined.
+    void stopThreads() noexcept
+    {
+        for (auto &thread : m_threads) {
+            thread->stop();
+        }
+    }
+
+private:
+    TransportOptions m_options;
+    std::vector<std::unique_ptr<Thread>> m_threads;
+    std::atomic<std::uint32_t> m_next{0};
+};
+
+// Registration for transports that need no pinning (sockets, memcpy): a region only names the
+// range.
+class NamedRegions {
+public:
+    Result<MemoryRegion> add(void *base, std::size_t length)
+    {
+        if (base == nullptr || length == 0) {
+            return Status(Errc::invalid_argument, "registerMemory: empty range");
+        }
+        return MemoryRegion{m_next.fetch_add(1), base, length};
+    }
+
+private:
+    std::atomic<std::uint64_t> m_next{1};
+};
+
+} // namespace lutra::transport::kit
