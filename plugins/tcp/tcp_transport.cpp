@@ -321,18 +321,7 @@ private:
 
 Result<std::unique_ptr<Transport>> createTcp(const TransportOptions &options)
 {
-    if (auto status = kit::checkOptions(options, kBounds, "tcp transport"); !status.ok()) {
-        return status;
-    }
-    auto engine = std::make_shared<Engine>(options);
-    for (std::size_t i = 0; i < options.ioThreads; ++i) {
-        engine->threads().push_back(std::make_unique<IoThread>());
-    }
-    auto transport = std::make_unique<TcpTransport>(engine);
-    if (auto status = engine->startThreads(); !status.ok()) {
-        return status;
-    }
-    return std::unique_ptr<Transport>(std::move(transport));
+    return kit::createTransport<Engine, TcpTransport>(options, kBounds, "tcp transport");
 }
 
 const PluginEntry kEntry{kAbiVersion, "tcp", "TCP sockets with epoll; bulk streamed inline",

@@ -231,12 +231,10 @@ Result<BulkDescriptor> VerbsConnection::exposeBulk(std::span<const Segment> segm
         if (m_state != State::established) {
             return closedStatusLocked();
         }
-        if (auto status = kit::checkBulkSize(total, m_limits); !status.ok()) {
-            return status;
-        }
-        const auto acquired = m_exposures.acquire(); // a new generation, never 0 ("not exposed")
-        if (!acquired) {
-            return Status(Errc::resource_exhausted, "all bulk exposure slots are in use");
+        // A new generation, never 0 ("not exposed").
+        const auto acquired = takeExposureSlot(m_exposures, total);
+        if (!acquired.ok()) {
+            return acquired.status();
         }
         slot = *acquired;
         m_exposures[slot].value.phase = ExposurePhase::preparing;

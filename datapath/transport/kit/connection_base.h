@@ -7,6 +7,9 @@
 #include <lutra/status.h>
 #include <lutra/transport.h>
 
+#include "transport/kit/limits.h"
+#include "transport/kit/slot_table.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -60,6 +63,21 @@ protected:
         return {Errc::resource_exhausted,
                 std::string(what) + " queue to " + m_peer + " is full (depth " +
                     std::to_string(m_limits.queueDepth) + std::string(detail) + ")"};
+    }
+
+    // A free slot of `exposures` for an exposure of `total` bytes: out_of_range beyond the
+    // negotiated bulk size, resource_exhausted when every slot is in use.
+    template <typename T>
+    Result<std::uint32_t> takeExposureSlot(SlotTable<T> &exposures, std::uint64_t total) const
+    {
+        if (auto status = checkBulkSize(total, m_limits); !status.ok()) {
+            return status;
+        }
+        const auto slot = exposures.acquire();
+        if (!slot) {
+            return Status(Errc::resource_exhausted, "all bulk exposure slots are in use");
+        }
+        return *slot;
     }
 
     // Waits on `space` until `ready()` (credit, or the connection closed: the caller's predicate

@@ -5,6 +5,8 @@
 #include <lutra/status.h>
 #include <lutra/transport.h>
 
+#include "transport/kit/limits.h"
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -14,8 +16,10 @@
 
 namespace lutra::transport::kit {
 
-template <typename Thread> class EngineBase {
+template <typename ThreadT> class EngineBase {
 public:
+    using Thread = ThreadT;
+
     explicit EngineBase(const TransportOptions &options) : m_options(options) {}
 
     void log(LogLevel level, std::string_view text) const { m_options.log(level, text); }
@@ -46,6 +50,26 @@ private:
     std::vector<std::unique_ptr<Thread>> m_threads;
     std::atomic<std::uint32_t> m_next{0};
 };
+
+// A plugin's create(): checks the options, builds the engine with options.ioThreads threads,
+// wraps it in the transport (whose destructor stops them) and starts them.
+template <typename Engine, typename TransportT>
+Result<std::unique_ptr<Transport>> createTransport(const TransportOptions &options,
+                                                   const LimitBounds &bounds, std::string_view name)
+{
+    if (auto status = checkOptions(options, bounds, name); !status.ok()) {
+        return status;
+    }
+    auto engine = std::make_shared<Engine>(options);
+    for (std::size_t i = 0; i < options.ioThreads; ++i) {
+        engine->threads().push_back(std::make_unique<typename Engine::Thread>());
+    }
+    auto transport = std::make_unique<TransportT>(engine);
+    if (auto status = engine->startThreads(); !status.ok()) {
+        return status;
+    }
+    return std::unique_ptr<Transport>(std::move(transport));
+}
 
 // Registration for transports that need no pinning (sockets, memcpy): a region only names the
 // range.

@@ -101,12 +101,9 @@ Result<BulkDescriptor> LoopbackConnection::exposeBulk(std::span<const Segment> s
     if (m_state != State::established) {
         return closedStatusLocked();
     }
-    if (auto status = kit::checkBulkSize(*total, m_limits); !status.ok()) {
-        return status;
-    }
-    const auto slot = m_exposures.acquire();
-    if (!slot) {
-        return Status(Errc::resource_exhausted, "all bulk exposure slots are in use");
+    const auto slot = takeExposureSlot(m_exposures, *total);
+    if (!slot.ok()) {
+        return slot.status();
     }
     Exposure &exposure = m_exposures[*slot].value;
     exposure.access = access;

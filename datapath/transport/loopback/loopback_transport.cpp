@@ -198,19 +198,8 @@ private:
 
 Result<std::unique_ptr<Transport>> createLoopback(const TransportOptions &options)
 {
-    if (auto status = kit::checkOptions(options, kit::LimitBounds{}, "loopback transport");
-        !status.ok()) {
-        return status;
-    }
-    auto engine = std::make_shared<Engine>(options);
-    for (std::size_t i = 0; i < options.ioThreads; ++i) {
-        engine->threads().push_back(std::make_unique<IoThread>());
-    }
-    auto transport = std::make_unique<LoopbackTransport>(engine);
-    if (auto status = engine->startThreads(); !status.ok()) {
-        return status;
-    }
-    return std::unique_ptr<Transport>(std::move(transport));
+    return kit::createTransport<Engine, LoopbackTransport>(options, kit::LimitBounds{},
+                                                           "loopback transport");
 }
 
 const PluginEntry kEntry{kAbiVersion, "loopback",
