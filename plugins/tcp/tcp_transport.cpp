@@ -194,7 +194,8 @@ private:
     std::string m_uri;
 };
 
-class TcpTransport final : public Transport {
+// Sockets need no pinning (registerMemory: kit::UnpinnedTransport).
+class TcpTransport final : public kit::UnpinnedTransport {
 public:
     explicit TcpTransport(std::shared_ptr<Engine> engine) : m_engine(std::move(engine)) {}
     ~TcpTransport() override { m_engine->stopThreads(); }
@@ -307,16 +308,8 @@ public:
         return ConnectionPtr(connection);
     }
 
-    // Sockets need no pinning: a region is just a name for the range.
-    Result<MemoryRegion> registerMemory(void *base, std::size_t length) override
-    {
-        return m_regions.add(base, length);
-    }
-    void deregisterMemory(const MemoryRegion &) noexcept override {}
-
 private:
     std::shared_ptr<Engine> m_engine;
-    kit::NamedRegions m_regions;
 };
 
 Result<std::unique_ptr<Transport>> createTcp(const TransportOptions &options)

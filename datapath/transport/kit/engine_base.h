@@ -71,20 +71,20 @@ Result<std::unique_ptr<Transport>> createTransport(const TransportOptions &optio
     return std::unique_ptr<Transport>(std::move(transport));
 }
 
-// Registration for transports that need no pinning (sockets, memcpy): a region only names the
-// range.
-class NamedRegions {
+// A transport whose memory needs no pinning (sockets, memcpy): a region only names the range.
+class UnpinnedTransport : public Transport {
 public:
-    Result<MemoryRegion> add(void *base, std::size_t length)
+    Result<MemoryRegion> registerMemory(void *base, std::size_t length) override
     {
         if (base == nullptr || length == 0) {
             return Status(Errc::invalid_argument, "registerMemory: empty range");
         }
-        return MemoryRegion{m_next.fetch_add(1), base, length};
+        return MemoryRegion{m_nextRegion.fetch_add(1), base, length};
     }
+    void deregisterMemory(const MemoryRegion &) noexcept override {}
 
 private:
-    std::atomic<std::uint64_t> m_next{1};
+    std::atomic<std::uint64_t> m_nextRegion{1};
 };
 
 } // namespace lutra::transport::kit

@@ -119,7 +119,8 @@ private:
     std::string m_uri;
 };
 
-class LoopbackTransport final : public Transport {
+// memcpy needs no pinning (registerMemory: kit::UnpinnedTransport).
+class LoopbackTransport final : public kit::UnpinnedTransport {
 public:
     explicit LoopbackTransport(std::shared_ptr<Engine> engine) : m_engine(std::move(engine)) {}
     ~LoopbackTransport() override { m_engine->stopThreads(); }
@@ -184,16 +185,8 @@ public:
         return ConnectionPtr(client);
     }
 
-    // memcpy needs no pinning: a region is just a name for the range.
-    Result<MemoryRegion> registerMemory(void *base, std::size_t length) override
-    {
-        return m_regions.add(base, length);
-    }
-    void deregisterMemory(const MemoryRegion &) noexcept override {}
-
 private:
     std::shared_ptr<Engine> m_engine;
-    kit::NamedRegions m_regions;
 };
 
 Result<std::unique_ptr<Transport>> createLoopback(const TransportOptions &options)
