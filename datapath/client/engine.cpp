@@ -666,6 +666,11 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
         }
         // After the pages are dirty: a write-back that clears the bit first then finds them.
         object.dirtiedBy.fetch_or(ObjectState::jobBit(tag), std::memory_order_release);
+        // writtenEnd before size: a size refresh that read the old writtenEnd then fails its
+        // compare-exchange on the size and looks again.
+        std::uint64_t written = object.writtenEnd.load();
+        while (end > written && !object.writtenEnd.compare_exchange_weak(written, end)) {
+        }
         std::uint64_t known = object.size.load();
         while (end > known && !object.size.compare_exchange_weak(known, end)) {
         }
@@ -892,6 +897,12 @@ locks::CancelOutcome Engine::onCancel(TargetContext &target, const locks::Cancel
         }
     }
     if (outcome.status.ok() && dirty == 0) {
+        if (object) {
+            // Everything this client wrote is on the target; without the lock the size is
+            // another client's to change.
+            object->writtenEnd.store(0);
+            object->sizeStale.store(true);
+        }
         if (info.retry) {
             log::info("llite." + options.fsName,
                       "object " + std::to_string(info.key.object) +

@@ -42,7 +42,13 @@ struct ObjectState {
     };
     std::vector<OpenHandle> handles;    // every open's handle (guarded by the target's mutex)
     std::atomic<std::uint64_t> size{0}; // bytes, as far as this client knows
-    std::timed_mutex writeback;         // one write-back of this object at a time
+    // Set when a lock on the object is cancelled: from then on nothing protects `size` (another
+    // client may truncate it), so the next read asks the targets and takes their answer, as
+    // Lustre's glimpse does. `writtenEnd` is where this client's own writes since then end:
+    // the answer never cuts below them.
+    std::atomic<bool> sizeStale{false};
+    std::atomic<std::uint64_t> writtenEnd{0};
+    std::timed_mutex writeback; // one write-back of this object at a time
     // Jobs that dirtied pages since the last write-back began, one bit per tag % 64 (a shared
     // bit only costs an extra write-back): a job's flush writes back these objects only.
     std::atomic<std::uint64_t> dirtiedBy{0};

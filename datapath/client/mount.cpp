@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 
 namespace lutra::client {
@@ -151,19 +152,39 @@ struct File::Impl {
 
     // The file size as this client knows it: the largest implied by any stripe object.
     std::uint64_t knownSize() const { return knownFileSize(data, mount->layout); }
+    // A lock on one of the objects was cancelled since its size was last known for sure.
+    bool sizeStale() const
+    {
+        return std::ranges::any_of(data.objects,
+                                   [](const auto &object) { return object->sizeStale.load(); });
+    }
     // Asks the targets for their object sizes (another client may have written). Read locks
     // are taken first, as Lustre's glimpse does: a writer caching dirty pages under a PW lock
     // gets its blocking callback, writes back, and only then is the size on the target true.
+    // An object whose size went stale takes the target's answer (or where this client's own
+    // writes end, if further); the others only grow.
     Status refreshSizes()
     {
         const std::string job(mount->jobs.current());
         const engine::JobTag tag = mount->jobs.tag(job);
+        std::vector<std::uint8_t> stale(data.objects.size());
+        for (std::size_t t = 0; t < data.objects.size(); ++t) {
+            stale[t] = data.objects[t]->sizeStale.exchange(false) ? 1 : 0;
+        }
+        const auto failed = [&](Status status, std::size_t t) {
+            for (std::size_t o = 0; o < data.objects.size(); ++o) {
+                if (stale[o] != 0) {
+                    data.objects[o]->sizeStale.store(true); // asked again by the next read
+                }
+            }
+            return status.withContext("stat " + path + " on " + mount->where(t));
+        };
         std::vector<locks::LockRef> held;
         for (std::size_t t = 0; t < data.keys.size(); ++t) {
             auto lock =
                 mount->engine->targets[t]->locks->acquire(data.keys[t], locks::LockMode::PR, tag);
             if (!lock) {
-                return lock.status().withContext("stat " + path + " on " + mount->where(t));
+                return failed(lock.status(), t);
             }
             held.push_back(std::move(lock).value());
         }
@@ -172,13 +193,24 @@ struct File::Impl {
         for (std::size_t t = 0; t < mount->sessions.size(); ++t) {
             auto reply = mount->sessions[t]->call(request, job, mount->deadline());
             if (!reply) {
-                return reply.status().withContext("stat " + path + " on " + mount->where(t));
+                return failed(reply.status(), t);
             }
-            std::uint64_t known = data.objects[t]->size.load();
-            while (reply->attr.size > known &&
-                   !data.objects[t]->size.compare_exchange_weak(known, reply->attr.size)) {
+            ObjectState &object = *data.objects[t];
+            const std::uint64_t target = reply->attr.size;
+            std::uint64_t known = object.size.load();
+            bool changed = false;
+            if (stale[t] != 0) {
+                std::uint64_t want = std::max(target, object.writtenEnd.load());
+                while (known != want && !object.size.compare_exchange_weak(known, want)) {
+                    want = std::max(target, object.writtenEnd.load());
+                }
+                changed = known != want;
+            } else {
+                while (target > known && !object.size.compare_exchange_weak(known, target)) {
+                }
+                changed = target > known;
             }
-            if (reply->attr.size > known) {
+            if (changed) {
                 mount->engine->fastEpoch.fetch_add(1, std::memory_order_acq_rel);
             }
         }
@@ -542,7 +574,12 @@ Status File::truncate(std::uint64_t size)
         if (!reply) {
             return reply.status().withContext("truncate " + m_impl->path + " on " + mount.where(t));
         }
-        m_impl->data.objects[t]->size = request.size;
+        ObjectState &object = *m_impl->data.objects[t];
+        object.size = request.size;
+        std::uint64_t written = object.writtenEnd.load();
+        while (written > request.size &&
+               !object.writtenEnd.compare_exchange_weak(written, request.size)) {
+        }
         mount.engine->fastEpoch.fetch_add(1, std::memory_order_acq_rel); // sizes cached per thread
         (void)mount.engine->cache.releaseObject(m_impl->data.keys[t]);   // stale tail pages
     }
@@ -557,7 +594,7 @@ Result<std::size_t> File::pread(std::span<std::byte> out, std::uint64_t offset)
         return out.size(); // a cached hit through this thread's context
     }
     std::uint64_t size = file.knownSize();
-    if (offset + out.size() > size) {
+    if (offset + out.size() > size || file.sizeStale()) {
         if (auto status = file.refreshSizes(); !status) {
             return status;
         }

@@ -18,6 +18,10 @@
 
 namespace lutra::target {
 
+// The owner of the lock a truncate takes to revoke clients' cached locks: the target itself,
+// never a session's id (those start at 1), so no blocking callback is sent for it.
+inline constexpr ClientId kPunchClient = 0;
+
 // An object a client opened: the fd and the lock resource it maps to.
 struct OpenObject {
     ObjectHandle handle;
@@ -132,7 +136,7 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
     std::map<ClientId, std::shared_ptr<Session>> sessions; // exports and unconnected connections
     std::map<ClientId, std::shared_ptr<Session>> joinedConnections; // joined an export
     std::mt19937_64 cookieSource{std::random_device{}()};           // export cookies
-    ClientId nextClientId = 1;
+    ClientId nextClientId = 1;                                      // 0 is kPunchClient
     std::atomic<std::uint64_t> nextCallbackXid{1};
 
     std::unique_ptr<transport::Listener> listener;

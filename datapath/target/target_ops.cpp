@@ -374,10 +374,19 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                     return Status(Errc::permission_denied,
                                   "handle " + std::to_string(body.handle) + " is read-only");
                 }
-                if (auto status = object->handle.truncate(body.size); !status) {
-                    return status;
+                // As Lustre's OST punch: every client's cached lock on the object is revoked
+                // first, so none goes on serving pages or a size from before the truncate
+                // (each cancels, marks its size stale and asks again at its next read).
+                auto punch = locks->enqueue(object->resource, LockMode::PW, kPunchClient);
+                if (!punch) {
+                    return punch.status();
                 }
-                if (auto status = commit->commit(object->handle, 0); !status) {
+                Status status = object->handle.truncate(body.size);
+                if (status.ok()) {
+                    status = commit->commit(object->handle, 0);
+                }
+                (void)locks->cancel(*punch);
+                if (!status.ok()) {
                     return status;
                 }
                 return TruncateReply{};

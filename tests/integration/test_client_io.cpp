@@ -834,6 +834,45 @@ private slots:
         QCOMPARE(readByte(**file, 50000), std::byte{0});
     }
 
+    void anotherClientsTruncateIsSeen()
+    {
+        // The target revokes every client's lock on a truncated object (Lustre's punch), and a
+        // client whose lock was cancelled takes the targets' size at its next read: no zeros
+        // past the new end, no stale size, and its own later writes still count.
+        params::Registry registry;
+        auto a = mount(&registry);
+        auto b = mount();
+        QVERIFY(a && b);
+        auto fa = a->open("shrunk", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(fa.ok());
+        const auto data = pattern(256 * 1024, 24); // 4 stripes on each target
+        QVERIFY((*fa)->pwrite(data, 0).ok());      // dirty in A's cache, under A's locks
+        QCOMPARE(readByte(**fa, 200000), data[200000]);
+        auto fb = b->open("shrunk", kOpenRead | kOpenWrite);
+        QVERIFY(fb.ok());
+        QVERIFY((*fb)->truncate(100000).ok()); // A writes back first: its data is not lost
+        std::size_t got = 1;
+        readByte(**fa, 200000, &got);
+        QCOMPARE(got, std::size_t(0)); // past the new end
+        std::vector<std::byte> tail(100);
+        auto read = (*fa)->pread(tail, 99950);
+        QVERIFY2(read.ok(), read.status().toString().c_str());
+        QCOMPARE(*read, std::size_t(50));
+        QVERIFY(std::equal(tail.begin(), tail.begin() + 50, data.begin() + 99950));
+        // A writes past the end again: its size is its own write's end, with a hole before.
+        const auto more = pattern(10, 25);
+        QVERIFY((*fa)->pwrite(more, 150000).ok());
+        QCOMPARE(readByte(**fa, 120000), std::byte{0});
+        QCOMPARE(readByte(**fa, 150005), more[5]);
+        readByte(**fa, 150010, &got);
+        QCOMPARE(got, std::size_t(0));
+        // And B, whose lock the write revoked, sees A's new end.
+        readByte(**fb, 150009, &got);
+        QCOMPARE(got, std::size_t(1));
+        readByte(**fb, 150010, &got);
+        QCOMPARE(got, std::size_t(0));
+    }
+
     void fastReadSeesAnotherClientsAppend()
     {
         params::Registry registry;
