@@ -39,24 +39,95 @@ std::size_t objectHash(const ObjectKey &key)
     return engine::ObjectKeyHash{}(key);
 }
 
-std::size_t pageHash(const ObjectKey &key, PageIndex index)
+// An object's pages take consecutive buckets from a start its hash picks (bits the shard
+// choice, which uses the low ones, leaves free): no second hash per page, and a run of pages
+// reads a run of buckets.
+std::size_t pageSlot(std::size_t objectHash, PageIndex index)
 {
-    return static_cast<std::size_t>(mix(objectHash(key) ^ (index * 0x9e3779b97f4a7c15ULL)));
+    return static_cast<std::size_t>((objectHash >> 32) + index);
 }
 
-// A page nobody uses: the shard lock (exclusive) keeps new pins and readers away while this
-// holds.
-bool droppable(const Page &page, std::uint32_t state)
+// A reader without the shard lock may be looking at any descriptor (they are never freed), so
+// it reads the key through atomic_ref; the key is written only while the page is off the index.
+bool holds(Page &page, const ObjectKey &key, PageIndex index) noexcept
 {
-    constexpr std::uint32_t kBusy =
-        Page::kLocked | Page::kDirty | Page::kWriteback | Page::kReaderMask;
+    return std::atomic_ref<PageIndex>(page.index).load(std::memory_order_relaxed) == index &&
+           std::atomic_ref<std::uint64_t>(page.key.object).load(std::memory_order_relaxed) ==
+               key.object &&
+           std::atomic_ref<std::uint32_t>(page.key.target).load(std::memory_order_relaxed) ==
+               key.target;
+}
+
+void setKey(Page &page, const ObjectKey &key, PageIndex index) noexcept
+{
+    std::atomic_ref<PageIndex>(page.index).store(index, std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t>(page.key.object).store(key.object, std::memory_order_relaxed);
+    std::atomic_ref<std::uint32_t>(page.key.target).store(key.target, std::memory_order_relaxed);
+}
+
+// A page nobody uses: the shard lock (exclusive) keeps new pins away while this holds.
+bool droppable(const Page &page, std::uint64_t state)
+{
+    constexpr std::uint64_t kBusy = Page::kLocked | Page::kDirty | Page::kWriteback;
     return (state & kBusy) == 0 && page.pins.load(std::memory_order_acquire) == 0;
+}
+
+enum class Retire { done, dirty, busy };
+
+// Takes a page off the index (the caller holds its shard lock exclusively and removes it next):
+// clears its flags and moves its generation in one step, so a lock-free reader that found it
+// before fails its check. Dirty, under write-back, locked or pinned pages stay. `old`: the
+// state it had.
+Retire retire(Page &page, std::uint64_t &old) noexcept
+{
+    std::uint64_t state = page.state.load(std::memory_order_acquire);
+    for (;;) {
+        if ((state & (Page::kDirty | Page::kWriteback)) != 0) {
+            return Retire::dirty;
+        }
+        if (!droppable(page, state)) {
+            return Retire::busy;
+        }
+        const std::uint64_t gone = (state & ~Page::kFlagMask) + Page::kGenerationOne;
+        if (page.state.compare_exchange_weak(state, gone, std::memory_order_acq_rel,
+                                             std::memory_order_acquire)) {
+            old = state;
+            return Retire::done;
+        }
+    }
+}
+
+// The flags a hit changes: first hit referenced, second active (not for a read that goes on in
+// the page the previous one ended in), the readahead mark cleared by its first read, the
+// partial mark set by a read of part of the page and cleared by a read that goes on in it.
+struct HitMarks {
+    std::uint64_t set = 0;
+    std::uint64_t clear = 0;
+};
+
+HitMarks hitMarks(std::uint64_t state, bool samePageAsBefore, bool inPart) noexcept
+{
+    HitMarks marks;
+    if (!samePageAsBefore) {
+        if ((state & Page::kReferenced) == 0) {
+            marks.set |= Page::kReferenced;
+        } else if ((state & Page::kActive) == 0) {
+            marks.set |= Page::kActive;
+        }
+        if (inPart && (state & Page::kPartial) == 0) {
+            marks.set |= Page::kPartial;
+        }
+    } else if ((state & Page::kPartial) != 0) {
+        marks.clear |= Page::kPartial;
+    }
+    marks.clear |= state & Page::kReadahead;
+    return marks;
 }
 
 // The fast read's copy. GCC inlines a memcpy whose size it can bound (here <= 4096) as
 // `rep movsq`: slow to start for a few bytes and slower than glibc's vector copy for a page.
-// A few bytes are copied in place; more go to glibc's memcpy, chosen for this CPU at run time.
-void copyOut(std::byte *to, const std::byte *from, std::size_t n) noexcept
+// A few bytes are copied in place; more go to `copy` (glibc's memcpy, through a pointer).
+void copyOut(std::byte *to, const std::byte *from, std::size_t n, PageCache::CopyOut copy) noexcept
 {
     if (n <= 8) {
         for (std::size_t i = 0; i < n; ++i) {
@@ -64,40 +135,195 @@ void copyOut(std::byte *to, const std::byte *from, std::size_t n) noexcept
         }
         return;
     }
-    static void *(*const volatile libcMemcpy)(void *, const void *, std::size_t) = std::memcpy;
-    libcMemcpy(to, from, n);
+    copy(to, from, n);
 }
 
-} // namespace
-
-// All pages of one object live in one shard, so a cached read of a range takes one shard lock
-// and per-object release walks one ring. Two intrusive hash tables: pages by (key, index),
-// object rings by key.
-struct alignas(64) PageCache::Shard {
-    mutable std::shared_mutex mutex;
-    std::vector<Page *> pages;
-    std::vector<Page *> objects;
-    std::size_t pageCount = 0;
-    std::size_t objectCount = 0;
-
-    Page *find(const ObjectKey &key, PageIndex index) const noexcept
+// Buckets of page hash chains, read without a lock. A table that grows stays allocated (a
+// reader may still walk it) until the cache goes; the retired ones add up to less than the
+// live one.
+struct PageTable {
+    explicit PageTable(std::size_t size)
+        : mask(size - 1), buckets(std::make_unique<std::atomic<Page *>[]>(size))
     {
-        for (Page *p = pages[pageHash(key, index) & (pages.size() - 1)]; p != nullptr;
-             p = p->hashNext) {
-            if (p->index == index && p->key == key) {
+    }
+    std::atomic<Page *> &bucket(std::size_t hash, PageIndex index) const noexcept
+    {
+        return buckets[pageSlot(hash, index) & mask];
+    }
+    std::size_t size() const noexcept { return mask + 1; }
+
+    const std::size_t mask;
+    const std::unique_ptr<std::atomic<Page *>[]> buckets;
+};
+
+struct ObjectRingKey {
+    using Key = ObjectKey;
+    static constexpr RingLinks Page::*links = &Page::objectRing;
+    static ObjectKey of(const Page &page) noexcept { return page.key; }
+    static std::size_t hash(const ObjectKey &key) noexcept { return objectHash(key) >> 20; }
+};
+
+struct JobRingKey {
+    using Key = JobTag;
+    static constexpr RingLinks Page::*links = &Page::jobRing;
+    static JobTag of(const Page &page) noexcept { return page.job.load(std::memory_order_relaxed); }
+    static std::size_t hash(JobTag job) noexcept { return static_cast<std::size_t>(mix(job)); }
+};
+
+// Rings of pages that share a key (an object's pages, the pages a job touched last), each ring
+// found through its head page on a hash chain. Only under the shard lock. Grows (allocates) only
+// when the number of rings doubles.
+template <typename Ring> class RingTable {
+public:
+    using Key = typename Ring::Key;
+
+    void reset(std::size_t size) { m_heads.assign(size, nullptr); }
+
+    Page *find(const Key &key) const noexcept
+    {
+        for (Page *p = m_heads[Ring::hash(key) & (m_heads.size() - 1)]; p != nullptr;
+             p = links(p).hashNext) {
+            if (Ring::of(*p) == key) {
                 return p;
             }
         }
         return nullptr;
     }
 
-    Page *findObject(const ObjectKey &key) const noexcept
+    static Page *next(const Page *page) noexcept { return (page->*Ring::links).next; }
+
+    void insert(Page *page)
     {
-        for (Page *p = objects[(objectHash(key) >> 20) & (objects.size() - 1)]; p != nullptr;
-             p = p->objectHashNext) {
-            if (p->key == key) {
+        RingLinks &mine = links(page);
+        const Key key = Ring::of(*page);
+        if (Page *head = find(key)) {
+            mine.head = false;
+            mine.next = links(head).next;
+            mine.prev = head;
+            links(links(head).next).prev = page;
+            links(head).next = page;
+            return;
+        }
+        if (m_count >= m_heads.size() * 2) {
+            grow();
+        }
+        Page *&bucket = m_heads[Ring::hash(key) & (m_heads.size() - 1)];
+        mine.head = true;
+        mine.next = page;
+        mine.prev = page;
+        mine.hashNext = bucket;
+        bucket = page;
+        ++m_count;
+    }
+
+    // Call while Ring::of(*page) is still the key it was inserted with.
+    void remove(Page *page) noexcept
+    {
+        RingLinks &mine = links(page);
+        if (mine.head) {
+            Page **chain = &m_heads[Ring::hash(Ring::of(*page)) & (m_heads.size() - 1)];
+            while (*chain != page) {
+                chain = &links(*chain).hashNext;
+            }
+            if (mine.next == page) {
+                *chain = mine.hashNext;
+                --m_count;
+            } else {
+                // The next page of the ring takes the head's place in the chain.
+                RingLinks &next = links(mine.next);
+                next.head = true;
+                next.hashNext = mine.hashNext;
+                *chain = mine.next;
+            }
+            mine.head = false;
+            mine.hashNext = nullptr;
+        }
+        links(mine.prev).next = mine.next;
+        links(mine.next).prev = mine.prev;
+        mine.next = nullptr;
+        mine.prev = nullptr;
+    }
+
+private:
+    static RingLinks &links(Page *page) noexcept { return page->*Ring::links; }
+
+    void grow()
+    {
+        std::vector<Page *> bigger(m_heads.size() * 2, nullptr);
+        for (Page *head : m_heads) {
+            while (head != nullptr) {
+                Page *next = links(head).hashNext;
+                Page *&bucket = bigger[Ring::hash(Ring::of(*head)) & (bigger.size() - 1)];
+                links(head).hashNext = bucket;
+                bucket = head;
+                head = next;
+            }
+        }
+        m_heads.swap(bigger);
+    }
+
+    std::vector<Page *> m_heads;
+    std::size_t m_count = 0;
+};
+
+constexpr int kMaxLockFreeWalk = 32;
+// moveJob's `seen` for a page the caller has pinned (no cached page's state is 0).
+constexpr std::uint64_t kPinnedByCaller = 0;
+
+} // namespace
+
+// All pages of one object live in one shard, so a cached read of a range looks in one shard
+// and per-object release walks one ring. Pages by (key, index) in a table readers walk without
+// the lock; object rings and job rings (per-job release) under the lock.
+struct alignas(64) PageCache::Shard {
+    // Held by whoever changes the index (exclusive) or pins a page it finds (shared); the fast
+    // read takes none.
+    mutable std::shared_mutex mutex;
+    std::atomic<PageTable *> table{nullptr};
+    std::vector<std::unique_ptr<PageTable>> tables; // the live one last
+    std::size_t pageCount = 0;
+    RingTable<ObjectRingKey> objects;
+    RingTable<JobRingKey> jobs;
+
+    void init(std::size_t pageBuckets, std::size_t objectBuckets)
+    {
+        tables.push_back(std::make_unique<PageTable>(pageBuckets));
+        table.store(tables.back().get(), std::memory_order_release);
+        objects.reset(objectBuckets);
+        jobs.reset(16);
+    }
+
+    PageTable &live() const noexcept { return *tables.back(); }
+
+    // Under the lock.
+    Page *find(const ObjectKey &key, PageIndex index) const noexcept
+    {
+        for (Page *p = live().bucket(objectHash(key), index).load(std::memory_order_relaxed);
+             p != nullptr; p = p->hashNext.load(std::memory_order_relaxed)) {
+            if (holds(*p, key, index)) {
                 return p;
             }
+        }
+        return nullptr;
+    }
+
+    // Without the lock: the page that held (key, index) when this looked, or null. It may have
+    // left or been reused since (the caller checks its state's generation), and a page moved
+    // by a concurrent change can be missed (the caller then takes its slow path). A walk that
+    // does not end soon (chains rewritten under it) asks again under the lock.
+    Page *findLockFree(const ObjectKey &key, PageIndex index, std::size_t hash) const noexcept
+    {
+        const PageTable *current = table.load(std::memory_order_acquire);
+        Page *p = current->bucket(hash, index).load(std::memory_order_acquire);
+        for (int walked = 0; p != nullptr; ++walked) {
+            if (walked == kMaxLockFreeWalk) {
+                std::shared_lock lock(mutex);
+                return find(key, index);
+            }
+            if (holds(*p, key, index)) {
+                return p;
+            }
+            p = p->hashNext.load(std::memory_order_acquire);
         }
         return nullptr;
     }
@@ -105,96 +331,47 @@ struct alignas(64) PageCache::Shard {
     // Tables double when they get loaded (allocation only while the cache grows).
     void rehashPages()
     {
-        std::vector<Page *> bigger(pages.size() * 2, nullptr);
-        for (Page *head : pages) {
+        const PageTable &old = live();
+        auto bigger = std::make_unique<PageTable>(old.size() * 2);
+        for (std::size_t b = 0; b < old.size(); ++b) {
+            Page *head = old.buckets[b].load(std::memory_order_relaxed);
             while (head != nullptr) {
-                Page *next = head->hashNext;
-                Page *&bucket = bigger[pageHash(head->key, head->index) & (bigger.size() - 1)];
-                head->hashNext = bucket;
-                bucket = head;
+                Page *next = head->hashNext.load(std::memory_order_relaxed);
+                std::atomic<Page *> &bucket = bigger->bucket(objectHash(head->key), head->index);
+                head->hashNext.store(bucket.load(std::memory_order_relaxed),
+                                     std::memory_order_relaxed);
+                bucket.store(head, std::memory_order_relaxed);
                 head = next;
             }
         }
-        pages.swap(bigger);
-    }
-
-    void rehashObjects()
-    {
-        std::vector<Page *> bigger(objects.size() * 2, nullptr);
-        for (Page *head : objects) {
-            while (head != nullptr) {
-                Page *next = head->objectHashNext;
-                Page *&bucket = bigger[(objectHash(head->key) >> 20) & (bigger.size() - 1)];
-                head->objectHashNext = bucket;
-                bucket = head;
-                head = next;
-            }
-        }
-        objects.swap(bigger);
+        table.store(bigger.get(), std::memory_order_release);
+        tables.push_back(std::move(bigger));
     }
 
     void insert(Page *page)
     {
-        if (pageCount >= pages.size() * 2) {
+        if (pageCount >= live().size() * 2) {
             rehashPages();
         }
-        Page *&bucket = pages[pageHash(page->key, page->index) & (pages.size() - 1)];
-        page->hashNext = bucket;
-        bucket = page;
+        std::atomic<Page *> &bucket = live().bucket(objectHash(page->key), page->index);
+        page->hashNext.store(bucket.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        bucket.store(page, std::memory_order_release); // publishes the key to lock-free readers
         ++pageCount;
-
-        if (Page *head = findObject(page->key)) {
-            page->objectHead = false;
-            page->objectNext = head->objectNext;
-            page->objectPrev = head;
-            head->objectNext->objectPrev = page;
-            head->objectNext = page;
-            return;
-        }
-        if (objectCount >= objects.size() * 2) {
-            rehashObjects();
-        }
-        Page *&objectBucket = objects[(objectHash(page->key) >> 20) & (objects.size() - 1)];
-        page->objectHead = true;
-        page->objectNext = page;
-        page->objectPrev = page;
-        page->objectHashNext = objectBucket;
-        objectBucket = page;
-        ++objectCount;
+        objects.insert(page);
+        jobs.insert(page);
     }
 
+    // The page keeps its hashNext, so a lock-free reader standing on it walks on.
     void remove(Page *page) noexcept
     {
-        Page **link = &pages[pageHash(page->key, page->index) & (pages.size() - 1)];
-        while (*link != page) {
-            link = &(*link)->hashNext;
+        std::atomic<Page *> *link = &live().bucket(objectHash(page->key), page->index);
+        while (link->load(std::memory_order_relaxed) != page) {
+            link = &link->load(std::memory_order_relaxed)->hashNext;
         }
-        *link = page->hashNext;
-        page->hashNext = nullptr;
+        link->store(page->hashNext.load(std::memory_order_relaxed), std::memory_order_release);
         --pageCount;
-
-        if (page->objectHead) {
-            Page **head = &objects[(objectHash(page->key) >> 20) & (objects.size() - 1)];
-            while (*head != page) {
-                head = &(*head)->objectHashNext;
-            }
-            if (page->objectNext == page) {
-                *head = page->objectHashNext;
-                --objectCount;
-            } else {
-                // The next page of the ring takes the head's place in the chain.
-                Page *next = page->objectNext;
-                next->objectHead = true;
-                next->objectHashNext = page->objectHashNext;
-                *head = next;
-            }
-            page->objectHead = false;
-            page->objectHashNext = nullptr;
-        }
-        page->objectPrev->objectNext = page->objectNext;
-        page->objectNext->objectPrev = page->objectPrev;
-        page->objectNext = nullptr;
-        page->objectPrev = nullptr;
+        objects.remove(page);
+        jobs.remove(page);
     }
 };
 
@@ -223,8 +400,8 @@ PageRef &PageRef::operator=(PageRef &&other) noexcept
 bool PageRef::lock(Wait wait) noexcept
 {
     assert(m_page != nullptr && !m_locked);
-    std::atomic<std::uint32_t> &state = m_page->state;
-    std::uint32_t current = state.load(std::memory_order_relaxed);
+    std::atomic<std::uint64_t> &state = m_page->state;
+    std::uint64_t current = state.load(std::memory_order_relaxed);
     for (;;) {
         if ((current & (Page::kLocked | Page::kWriteback)) != 0) {
             if (wait == Wait::no) {
@@ -234,15 +411,15 @@ bool PageRef::lock(Wait wait) noexcept
             current = state.load(std::memory_order_relaxed);
             continue;
         }
-        if (state.compare_exchange_weak(current, current | Page::kLocked, std::memory_order_acquire,
-                                        std::memory_order_relaxed)) {
+        // A new generation: a lock-free copy that overlaps this lock (and the holder's writes)
+        // fails its check.
+        if (state.compare_exchange_weak(current, (current | Page::kLocked) + Page::kGenerationOne,
+                                        std::memory_order_acquire, std::memory_order_relaxed)) {
             break;
         }
     }
-    // Copy-out readers that got in before the lock finish their memcpy (a few hundred ns).
-    while ((state.load(std::memory_order_acquire) & Page::kReaderMask) != 0) {
-        std::this_thread::yield();
-    }
+    // The new generation is visible before any write to the page's data (seqlock writer).
+    std::atomic_thread_fence(std::memory_order_release);
     m_locked = true;
     return true;
 }
@@ -264,7 +441,7 @@ void PageRef::markUptodate() noexcept
 void PageRef::markDirty() noexcept
 {
     assert(m_locked);
-    const std::uint32_t old =
+    const std::uint64_t old =
         m_page->state.fetch_or(Page::kDirty | Page::kUptodate, std::memory_order_acq_rel);
     if ((old & Page::kDirty) == 0) {
         m_cache->accountDirty(*m_page, 1);
@@ -277,7 +454,7 @@ void PageRef::markDirty() noexcept
 void PageRef::markReadahead() noexcept
 {
     assert(m_locked);
-    const std::uint32_t old = m_page->state.fetch_or(Page::kReadahead, std::memory_order_relaxed);
+    const std::uint64_t old = m_page->state.fetch_or(Page::kReadahead, std::memory_order_relaxed);
     if ((old & Page::kReadahead) == 0) {
         m_cache->m_readaheadUnread.fetch_add(1, std::memory_order_relaxed);
     }
@@ -288,7 +465,7 @@ bool PageRef::takeReadahead() noexcept
     if ((m_page->state.load(std::memory_order_relaxed) & Page::kReadahead) == 0) {
         return false;
     }
-    const std::uint32_t old = m_page->state.fetch_and(~Page::kReadahead, std::memory_order_relaxed);
+    const std::uint64_t old = m_page->state.fetch_and(~Page::kReadahead, std::memory_order_relaxed);
     if ((old & Page::kReadahead) == 0) {
         return false; // another reader was first
     }
@@ -350,8 +527,7 @@ PageCache::PageCache(Options options)
     const std::size_t perShard = nextPow2(std::max<std::size_t>(
         64, m_limitPages.load(std::memory_order_relaxed) / (m_shardMask + 1)));
     for (std::size_t i = 0; i <= m_shardMask; ++i) {
-        m_shards[i].pages.assign(perShard, nullptr);
-        m_shards[i].objects.assign(std::max<std::size_t>(16, perShard / 16), nullptr);
+        m_shards[i].init(perShard, std::max<std::size_t>(16, perShard / 16));
     }
 }
 
@@ -366,7 +542,7 @@ void PageCache::markAccessed(Page &page) noexcept
 {
     // First hit: referenced; second: active. Only a set bit is written, so a hot page's line is
     // not dirtied again and again.
-    const std::uint32_t state = page.state.load(std::memory_order_relaxed);
+    const std::uint64_t state = page.state.load(std::memory_order_relaxed);
     if ((state & Page::kReferenced) == 0) {
         page.state.fetch_or(Page::kReferenced, std::memory_order_relaxed);
     } else if ((state & Page::kActive) == 0) {
@@ -422,16 +598,17 @@ void PageCache::unlink(Page *page) noexcept
     --queue.size;
 }
 
-void PageCache::pushFree(Page *page) noexcept
+void PageCache::pushFree(Page *page, std::uint64_t retired) noexcept
 {
-    if ((page->state.load(std::memory_order_relaxed) & Page::kReadahead) != 0) {
+    if ((retired & Page::kReadahead) != 0) {
         // Read ahead and thrown away before anyone read it.
         m_readaheadUnread.fetch_sub(1, std::memory_order_relaxed);
         if (m_readaheadDiscarded) {
             m_readaheadDiscarded(1);
         }
     }
-    page->state.store(0, std::memory_order_relaxed);
+    // Flags off, the generation kept: it only moves on, so a stale reader never matches again.
+    page->state.fetch_and(~Page::kFlagMask, std::memory_order_relaxed);
     page->lruNext = m_free;
     m_free = page;
 }
@@ -473,12 +650,12 @@ std::size_t PageCache::reclaimLocked(std::size_t want) noexcept
             break;
         }
         const QueueId id = fromSmall ? q_small : q_main;
-        const std::uint32_t state = page->state.load(std::memory_order_acquire);
+        const std::uint64_t state = page->state.load(std::memory_order_acquire);
         // Small: a page hit twice moves to main, and so does a page read ahead and not read
         // yet (its reader is on the way: evicting it now would waste the read, LU-13312) or a
         // page read in part (another reader wants the rest); it gets main's one round, so
         // readahead nobody reads still goes.
-        const std::uint32_t keep = fromSmall ? (Page::kActive | Page::kReadahead | Page::kPartial)
+        const std::uint64_t keep = fromSmall ? (Page::kActive | Page::kReadahead | Page::kPartial)
                                              : (Page::kActive | Page::kReferenced);
         if ((state & keep) != 0) {
             page->state.fetch_and(~(Page::kActive | Page::kReferenced | Page::kPartial),
@@ -500,7 +677,8 @@ std::size_t PageCache::reclaimLocked(std::size_t want) noexcept
             pushHead(queue, id, page);
             continue;
         }
-        if (!droppable(*page, page->state.load(std::memory_order_acquire))) {
+        std::uint64_t old = 0;
+        if (retire(*page, old) != Retire::done) {
             shard.mutex.unlock();
             unlink(page);
             pushHead(queue, id, page);
@@ -509,7 +687,7 @@ std::size_t PageCache::reclaimLocked(std::size_t want) noexcept
         shard.remove(page);
         shard.mutex.unlock();
         unlink(page);
-        pushFree(page);
+        pushFree(page, old);
         m_cached.fetch_sub(1, std::memory_order_relaxed);
         ++done;
     }
@@ -547,7 +725,7 @@ Result<Page *> PageCache::allocPage()
             // order lies in ascending memory (the copy-out streams forward; adjacent pages merge
             // into one bulk segment).
             for (auto page = chunk->rbegin(); page != chunk->rend(); ++page) {
-                pushFree(&*page);
+                pushFree(&*page, 0);
             }
             continue;
         }
@@ -578,12 +756,12 @@ Result<PageRef> PageCache::grab(ObjectKey key, PageIndex index, JobTag job, Wait
             return fresh.status();
         }
         Page *created = *fresh;
-        created->key = key;
-        created->index = index;
+        setKey(*created, key, index);
         created->job.store(job, std::memory_order_relaxed);
         created->lockCookie.store(0, std::memory_order_relaxed);
         created->pins.store(1, std::memory_order_relaxed);
-        created->state.store(Page::kLocked | Page::kCached, std::memory_order_relaxed);
+        // Keeps the generation: it moved when the page last left the index.
+        created->state.fetch_or(Page::kLocked | Page::kCached, std::memory_order_release);
         std::unique_lock lock(shard.mutex);
         page = shard.find(key, index);
         if (page == nullptr) {
@@ -600,12 +778,12 @@ Result<PageRef> PageCache::grab(ObjectKey key, PageIndex index, JobTag job, Wait
         lock.unlock();
         created->pins.store(0, std::memory_order_relaxed);
         std::lock_guard lru(m_lruMutex);
-        pushFree(created);
+        pushFree(created, 0);
         m_cached.fetch_sub(1, std::memory_order_relaxed);
     }
     markAccessed(*page);
     if (page->job.load(std::memory_order_relaxed) != job) {
-        page->job.store(job, std::memory_order_relaxed);
+        moveJob(shard, *page, kPinnedByCaller, job);
     }
     PageRef ref(this, page, false);
     if (!ref.lock(wait)) {
@@ -621,56 +799,58 @@ std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span
     if (out.empty()) {
         return 0;
     }
-    const Shard &shard = shardFor(key);
+    const std::size_t hash = objectHash(key);
+    Shard &shard = m_shards[hash & m_shardMask];
     std::size_t copied = 0;
     std::size_t pages = 0;
-    {
-        std::shared_lock lock(shard.mutex);
-        while (copied < out.size()) {
-            const std::uint64_t pos = offset + copied;
-            const PageIndex index = pos >> kPageShift;
-            Page *page = shard.find(key, index);
-            if (page == nullptr) {
-                break;
+    while (copied < out.size()) {
+        const std::uint64_t pos = offset + copied;
+        const PageIndex index = pos >> kPageShift;
+        Page *page = shard.findLockFree(key, index, hash);
+        if (page == nullptr) {
+            break;
+        }
+        // A seqlock read: the page must be cached, uptodate and unlocked before the copy, still
+        // hold this key, and its generation must not have moved by the end of the copy (a lock,
+        // a drop or a reuse moves it): then the bytes are the page's, not a torn or stale copy.
+        const std::uint64_t seen = page->state.load(std::memory_order_acquire);
+        if ((seen & (Page::kLocked | Page::kUptodate | Page::kCached)) !=
+                (Page::kUptodate | Page::kCached) ||
+            !holds(*page, key, index)) {
+            break;
+        }
+        const std::size_t inPage = pos & (kPageSize - 1);
+        const std::size_t n = std::min(kPageSize - inPage, out.size() - copied);
+        copyOut(out.data() + copied, page->data + inPage, n, m_copyOut);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        const std::uint64_t now = page->state.load(std::memory_order_relaxed);
+        if (Page::generation(now) != Page::generation(seen)) {
+            break;
+        }
+        // A page read in part by a read that did not go on from the previous one in it is
+        // shared with another reader's transfer (or this reader comes back): keep it past the
+        // probation FIFO. A reader going on in the page says it was its own.
+        const bool samePageAsBefore = copied == 0 && prevPos != kNoPosition && prevPos != 0 &&
+                                      ((prevPos - 1) >> kPageShift) == index;
+        const bool inPart = inPage != 0 || inPage + n < kPageSize;
+        const HitMarks marks = hitMarks(now, samePageAsBefore, inPart);
+        if ((marks.set | marks.clear) != 0) {
+            // Only on the same generation: a page locked or dropped since is not this hit's.
+            std::uint64_t state = now;
+            while (Page::generation(state) == Page::generation(seen) &&
+                   !page->state.compare_exchange_weak(state, (state | marks.set) & ~marks.clear,
+                                                      std::memory_order_relaxed)) {
             }
-            // Announce the copy; a locker waits for it, and a locked page is not ours to read.
-            const std::uint32_t state = page->state.fetch_add(1, std::memory_order_acquire);
-            if ((state & Page::kLocked) != 0 || (state & Page::kUptodate) == 0) {
-                page->state.fetch_sub(1, std::memory_order_release);
-                break;
-            }
-            const std::size_t inPage = pos & (kPageSize - 1);
-            const std::size_t n = std::min(kPageSize - inPage, out.size() - copied);
-            copyOut(out.data() + copied, page->data + inPage, n);
-            page->state.fetch_sub(1, std::memory_order_release);
-            if ((state & Page::kReadahead) != 0 &&
-                (page->state.fetch_and(~Page::kReadahead, std::memory_order_relaxed) &
-                 Page::kReadahead) != 0) {
+            if (Page::generation(state) == Page::generation(seen) &&
+                (state & marks.clear & Page::kReadahead) != 0) {
                 readaheadUsed(); // the first read of a page read ahead
             }
-            const bool samePageAsBefore = copied == 0 && prevPos != kNoPosition && prevPos != 0 &&
-                                          ((prevPos - 1) >> kPageShift) == index;
-            if (!samePageAsBefore) {
-                markAccessed(*page);
-            }
-            // A page read in part by a read that did not go on from the previous one in it is
-            // shared with another reader's transfer (or this reader comes back): keep it past
-            // the probation FIFO. A reader going on in the page says it was its own.
-            const bool inPart = inPage != 0 || inPage + n < kPageSize;
-            if (samePageAsBefore ? (state & Page::kPartial) != 0
-                                 : inPart && (state & Page::kPartial) == 0) {
-                if (samePageAsBefore) {
-                    page->state.fetch_and(~Page::kPartial, std::memory_order_relaxed);
-                } else {
-                    page->state.fetch_or(Page::kPartial, std::memory_order_relaxed);
-                }
-            }
-            if (page->job.load(std::memory_order_relaxed) != job) {
-                page->job.store(job, std::memory_order_relaxed);
-            }
-            copied += n;
-            ++pages;
         }
+        if (page->job.load(std::memory_order_relaxed) != job) {
+            moveJob(shard, *page, seen, job);
+        }
+        copied += n;
+        ++pages;
     }
     if (pages != 0) {
         m_counters.add(cache_hit, pages);
@@ -679,6 +859,22 @@ std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span
         m_counters.add(cache_miss);
     }
     return copied;
+}
+
+void PageCache::moveJob(Shard &shard, Page &page, std::uint64_t seen, JobTag job) noexcept
+{
+    std::unique_lock lock(shard.mutex);
+    const std::uint64_t state = page.state.load(std::memory_order_acquire);
+    // On the index still, the same page the caller saw (a pinned page cannot leave it);
+    // otherwise the tag is a hint not worth chasing.
+    if ((state & Page::kCached) == 0 ||
+        (seen != kPinnedByCaller && Page::generation(state) != Page::generation(seen)) ||
+        page.job.load(std::memory_order_relaxed) == job) {
+        return;
+    }
+    shard.jobs.remove(&page);
+    page.job.store(job, std::memory_order_relaxed);
+    shard.jobs.insert(&page);
 }
 
 bool PageCache::contains(ObjectKey key, PageIndex index) const noexcept
@@ -696,22 +892,22 @@ std::size_t PageCache::collectDirtyRun(ObjectKey key, PageIndex from,
     }
     const Shard &shard = shardFor(key);
     std::shared_lock lock(shard.mutex);
-    Page *head = shard.findObject(key);
+    Page *head = shard.objects.find(key);
     if (head == nullptr) {
         return 0;
     }
-    constexpr std::uint32_t kUnavailable = Page::kLocked | Page::kWriteback;
+    constexpr std::uint64_t kUnavailable = Page::kLocked | Page::kWriteback;
     bool found = false;
     PageIndex start = 0;
     Page *page = head;
     do {
-        const std::uint32_t state = page->state.load(std::memory_order_relaxed);
+        const std::uint64_t state = page->state.load(std::memory_order_relaxed);
         if (page->index >= from && (state & Page::kDirty) != 0 && (state & kUnavailable) == 0 &&
             (!found || page->index < start)) {
             start = page->index;
             found = true;
         }
-        page = page->objectNext;
+        page = RingTable<ObjectRingKey>::next(page);
     } while (page != head);
     if (!found) {
         return 0;
@@ -723,7 +919,7 @@ std::size_t PageCache::collectDirtyRun(ObjectKey key, PageIndex from,
             break;
         }
         // Same word as the page lock, so write-back and a writer exclude each other.
-        std::uint32_t state = page->state.load(std::memory_order_relaxed);
+        std::uint64_t state = page->state.load(std::memory_order_relaxed);
         bool taken = false;
         while ((state & Page::kDirty) != 0 && (state & kUnavailable) == 0) {
             if (page->state.compare_exchange_weak(state, state | Page::kWriteback,
@@ -752,7 +948,7 @@ void PageCache::endWriteback(std::span<PageRef> pages, bool written) noexcept
             continue;
         }
         if (written) {
-            const std::uint32_t old = page->state.fetch_and(~(Page::kDirty | Page::kWriteback),
+            const std::uint64_t old = page->state.fetch_and(~(Page::kDirty | Page::kWriteback),
                                                             std::memory_order_acq_rel);
             if ((old & Page::kDirty) != 0) {
                 accountDirty(*page, -1);
@@ -765,17 +961,18 @@ void PageCache::endWriteback(std::span<PageRef> pages, bool written) noexcept
     }
 }
 
-// Unhashes `pages` (the shard lock is held exclusively) and frees them under one LRU lock hold.
-void PageCache::dropLocked(Shard &shard, std::span<Page *const> pages) noexcept
+// Unhashes `pages` (retired; the shard lock is held exclusively) and frees them under one LRU
+// lock hold.
+void PageCache::dropLocked(Shard &shard, std::span<const Victim> pages) noexcept
 {
-    for (Page *page : pages) {
-        shard.remove(page);
+    for (const Victim &victim : pages) {
+        shard.remove(victim.page);
     }
     {
         std::lock_guard lru(m_lruMutex);
-        for (Page *page : pages) {
-            unlink(page);
-            pushFree(page);
+        for (const Victim &victim : pages) {
+            unlink(victim.page);
+            pushFree(victim.page, victim.state);
         }
         m_cached.fetch_sub(pages.size(), std::memory_order_relaxed);
     }
@@ -783,57 +980,60 @@ void PageCache::dropLocked(Shard &shard, std::span<Page *const> pages) noexcept
     m_counters.sample(release_batch, static_cast<std::int64_t>(pages.size()));
 }
 
-template <typename Filter>
-ReleaseCounts PageCache::releaseRing(ObjectKey key, Filter filter, Batching batching)
+// Releases the pages of one ring (an object's, or a job's in one shard) that pass `filter`,
+// `batch` pages per exclusive hold of the shard lock. A hold walks the ring only until its batch
+// is full and one more page to drop is seen; the last hold walks all of it and counts what stays.
+template <typename FindRing, typename Filter>
+ReleaseCounts PageCache::releaseRing(Shard &shard, FindRing findRing, RingLinks Page::*ring,
+                                     Filter filter, Batching batching, ReleaseCounts counts)
 {
     const std::size_t batch = batching == Batching::batched ? m_releaseBatch : 1;
-    Shard &shard = shardFor(key);
-    ReleaseCounts counts;
-    std::array<Page *, kMaxBatch> victims{};
+    std::array<Victim, kMaxBatch> victims{};
+    std::size_t dirty = 0;
+    std::size_t busy = 0;
     for (;;) {
         std::unique_lock lock(shard.mutex);
-        Page *head = shard.findObject(key);
+        Page *head = findRing();
+        dirty = 0;
+        busy = 0;
         if (head == nullptr) {
-            counts.dirty = 0;
-            counts.busy = 0;
             break;
         }
         std::size_t n = 0;
-        std::size_t dirty = 0;
-        std::size_t busy = 0;
         bool more = false;
         Page *page = head;
         do {
             if (filter(*page)) {
-                const std::uint32_t state = page->state.load(std::memory_order_acquire);
+                const std::uint64_t state = page->state.load(std::memory_order_acquire);
                 if ((state & (Page::kDirty | Page::kWriteback)) != 0) {
                     ++dirty;
                 } else if (!droppable(*page, state)) {
                     ++busy;
-                } else if (n < batch) {
-                    victims[n++] = page;
-                } else {
+                } else if (n == batch) {
                     // The batch is full and more follow: stop here rather than walk the rest
-                    // of the ring on every hold (O(pages^2) for one page per hold). The last
-                    // hold walks the whole ring and counts what stays.
+                    // of the ring on every hold (O(pages^2) for one page per hold).
                     more = true;
                     break;
+                } else if (const Retire r = retire(*page, victims[n].state); r == Retire::done) {
+                    victims[n++].page = page;
+                } else {
+                    ++(r == Retire::dirty ? dirty : busy);
                 }
             }
-            page = page->objectNext;
+            page = (page->*ring).next;
         } while (page != head);
-        counts.dirty = dirty;
-        counts.busy = busy;
         if (n == 0) {
             break;
         }
-        dropLocked(shard, std::span<Page *const>(victims.data(), n));
+        dropLocked(shard, std::span<const Victim>(victims.data(), n));
         counts.dropped += n;
         ++counts.lockHolds;
         if (!more) {
             break;
         }
     }
+    counts.dirty += dirty;
+    counts.busy += busy;
     return counts;
 }
 
@@ -841,31 +1041,36 @@ template <typename Filter> ReleaseCounts PageCache::releaseScan(Filter filter, B
 {
     const std::size_t batch = batching == Batching::batched ? m_releaseBatch : 1;
     ReleaseCounts counts;
-    std::array<Page *, kMaxBatch> victims{};
+    std::array<Victim, kMaxBatch> victims{};
     for (std::size_t s = 0; s <= m_shardMask; ++s) {
         Shard &shard = m_shards[s];
         std::size_t bucket = 0;
         for (;;) {
             std::unique_lock lock(shard.mutex);
+            const PageTable &table = shard.live();
             std::size_t n = 0;
             bool full = false;
-            while (bucket < shard.pages.size() && !full) {
+            while (bucket < table.size() && !full) {
                 std::size_t dirty = 0;
                 std::size_t busy = 0;
-                for (Page *page = shard.pages[bucket]; page != nullptr; page = page->hashNext) {
+                for (Page *page = table.buckets[bucket].load(std::memory_order_relaxed);
+                     page != nullptr; page = page->hashNext.load(std::memory_order_relaxed)) {
                     if (!filter(*page)) {
                         continue;
                     }
-                    const std::uint32_t state = page->state.load(std::memory_order_acquire);
+                    const std::uint64_t state = page->state.load(std::memory_order_acquire);
                     if ((state & (Page::kDirty | Page::kWriteback)) != 0) {
                         ++dirty;
                     } else if (!droppable(*page, state)) {
                         ++busy;
-                    } else if (n < batch) {
-                        victims[n++] = page;
-                    } else {
+                    } else if (n == batch) {
                         full = true;
                         break;
+                    } else if (const Retire r = retire(*page, victims[n].state);
+                               r == Retire::done) {
+                        victims[n++].page = page;
+                    } else {
+                        ++(r == Retire::dirty ? dirty : busy);
                     }
                 }
                 if (!full) {
@@ -876,11 +1081,11 @@ template <typename Filter> ReleaseCounts PageCache::releaseScan(Filter filter, B
                 }
             }
             if (n != 0) {
-                dropLocked(shard, std::span<Page *const>(victims.data(), n));
+                dropLocked(shard, std::span<const Victim>(victims.data(), n));
                 counts.dropped += n;
                 ++counts.lockHolds;
             }
-            if (bucket >= shard.pages.size()) {
+            if (bucket >= shard.live().size()) {
                 break;
             }
         }
@@ -890,26 +1095,36 @@ template <typename Filter> ReleaseCounts PageCache::releaseScan(Filter filter, B
 
 ReleaseCounts PageCache::releaseObject(ObjectKey key, Batching batching) noexcept
 {
+    Shard &shard = shardFor(key);
     return releaseRing(
-        key, [](const Page &) { return true; }, batching);
+        shard, [&] { return shard.objects.find(key); }, &Page::objectRing,
+        [](const Page &) { return true; }, batching);
 }
 
 ReleaseCounts PageCache::releaseLock(ObjectKey key, std::uint64_t cookie,
                                      Batching batching) noexcept
 {
+    Shard &shard = shardFor(key);
     return releaseRing(
-        key,
+        shard, [&] { return shard.objects.find(key); }, &Page::objectRing,
         [cookie](const Page &page) {
             return page.lockCookie.load(std::memory_order_relaxed) == cookie;
         },
         batching);
 }
 
+// The job's ring in each shard: proportional to the job's pages (plus one lookup per shard),
+// not to the cache.
 ReleaseCounts PageCache::releaseJob(JobTag job, Batching batching) noexcept
 {
-    return releaseScan(
-        [job](const Page &page) { return page.job.load(std::memory_order_relaxed) == job; },
-        batching);
+    ReleaseCounts counts;
+    for (std::size_t s = 0; s <= m_shardMask; ++s) {
+        Shard &shard = m_shards[s];
+        counts = releaseRing(
+            shard, [&] { return shard.jobs.find(job); }, &Page::jobRing,
+            [](const Page &) { return true; }, batching, counts);
+    }
+    return counts;
 }
 
 ReleaseCounts PageCache::releaseAll(Batching batching) noexcept

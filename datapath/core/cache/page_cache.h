@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -124,7 +125,7 @@ private:
         : m_cache(cache), m_page(page), m_locked(locked)
     {
     }
-    std::uint32_t flags() const noexcept { return m_page->state.load(std::memory_order_acquire); }
+    std::uint64_t flags() const noexcept { return m_page->state.load(std::memory_order_acquire); }
 
     PageCache *m_cache = nullptr;
     Page *m_page = nullptr;
@@ -176,14 +177,20 @@ public:
     Status publish(params::ParamGroup &group, std::string_view fs);
 
     // ---- fast path --------------------------------------------------------------------------
-    // Copies the longest prefix of [offset, offset + out.size()) that is cached and uptodate,
-    // under the object's shard lock (shared) only; returns the bytes copied. No allocation.
+    // Copies the longest prefix of [offset, offset + out.size()) that is cached and uptodate and
+    // returns the bytes copied. Takes no lock and writes nothing shared on a hit that changes no
+    // page flag (a sequence check on the page's generation); no allocation. A page dropped,
+    // locked or reused during the copy is not counted (the bytes past the return are garbage).
     // `prevPos`: where this reader's previous read ended (Linux's ra->prev_pos): a read that
     // continues inside that page does not count as a second reference to it, so a stream of
     // small reads does not look hot.
     std::size_t readCached(ObjectKey key, std::uint64_t offset, std::span<std::byte> out,
                            JobTag job, std::uint64_t prevPos = kNoPosition) noexcept;
     bool contains(ObjectKey key, PageIndex index) const noexcept;
+    // The fast read's copy of more than 8 bytes (glibc's memcpy, chosen for this CPU at run
+    // time). Tests interpose one to land an invalidation inside a copy. Set it before any read.
+    using CopyOut = void *(*)(void *, const void *, std::size_t);
+    void setCopyOut(CopyOut copy) noexcept { m_copyOut = copy; }
 
     // ---- slow path --------------------------------------------------------------------------
     // The page, pinned and locked (grab_cache_page): an existing page (check uptodate()) or a new
@@ -247,13 +254,21 @@ private:
         std::size_t size = 0;
     };
     enum QueueId : std::uint8_t { q_none, q_small, q_main };
-    template <typename Filter> ReleaseCounts releaseRing(ObjectKey key, Filter filter, Batching b);
+    struct Victim {
+        Page *page;
+        std::uint64_t state; // its state before it was retired
+    };
+    template <typename FindRing, typename Filter>
+    ReleaseCounts releaseRing(Shard &shard, FindRing findRing, RingLinks Page::*ring, Filter filter,
+                              Batching b, ReleaseCounts counts = {});
     template <typename Filter> ReleaseCounts releaseScan(Filter filter, Batching b);
 
     Shard &shardFor(const ObjectKey &key) const noexcept;
     Result<Page *> allocPage();
     std::size_t reclaimLocked(std::size_t want) noexcept;
-    void dropLocked(Shard &shard, std::span<Page *const> pages) noexcept;
+    void dropLocked(Shard &shard, std::span<const Victim> pages) noexcept;
+    // Moves a page to `job`'s ring (the job tag a hit or grab found different).
+    void moveJob(Shard &shard, Page &page, std::uint64_t seen, JobTag job) noexcept;
     void accountDirty(const Page &page, int delta) noexcept;
     static void markAccessed(Page &page) noexcept;
     // The page's readahead mark was just cleared by its first reader.
@@ -261,9 +276,11 @@ private:
 
     void pushHead(Queue &queue, QueueId id, Page *page) noexcept;
     void unlink(Page *page) noexcept;
-    void pushFree(Page *page) noexcept;
+    // `retired`: the page's state before it left the index (its readahead mark is counted).
+    void pushFree(Page *page, std::uint64_t retired) noexcept;
 
     params::CounterBlock m_counters;
+    CopyOut m_copyOut = std::memcpy; // not inlined: GCC's `rep movsq` is slow for a few bytes
     std::atomic<std::size_t> m_limitPages;
     std::size_t m_shardMask;
     unsigned m_probationPercent;

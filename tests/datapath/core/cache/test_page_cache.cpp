@@ -434,6 +434,42 @@ private slots:
         QCOMPARE(cache.releaseObject(kB).dropped, std::size_t{0});
     }
 
+    // releaseJob walks the job's own pages (a ring per job and shard), so a page must be on the
+    // ring of the job that touched it last: a hit (readCached) or a grab by another job moves
+    // it; a dropped page leaves its ring, and a reused page joins its new job's.
+    void releaseJobFollowsTheLastJob()
+    {
+        PageCache cache(smallCache(256));
+        for (PageIndex i = 0; i < 8; ++i) {
+            QVERIFY(fill(cache, kA, i, 1));
+            QVERIFY(fill(cache, kB, i, 1, i == 7)); // one dirty page
+        }
+        std::vector<std::byte> buffer(2 * kPageSize);
+        QCOMPARE(cache.readCached(kA, 0, buffer, 2), buffer.size()); // kA 0, 1 -> job 2
+        QVERIFY(fill(cache, kB, 0, 3));                              // kB 0 -> job 3
+        QCOMPARE(cache.readCached(kB, 0, std::span(buffer).first(10), 3), std::size_t{10});
+
+        ReleaseCounts first = cache.releaseJob(1);
+        QCOMPARE(first.dropped, std::size_t{12}); // kA 2..7, kB 1..6
+        QCOMPARE(first.dirty, std::size_t{1});    // kB 7 stays
+        QCOMPARE(present(cache, kA, 8), (std::vector<PageIndex>{0, 1}));
+        QCOMPARE(present(cache, kB, 8), (std::vector<PageIndex>{0, 7}));
+        QCOMPARE(cache.releaseJob(1).dropped, std::size_t{0});
+
+        QCOMPARE(cache.releaseJob(2).dropped, std::size_t{2});
+        QCOMPARE(cache.releaseJob(3).dropped, std::size_t{1});
+        QCOMPARE(cache.cachedPages(), std::size_t{1});
+
+        // The freed pages come back for another job: its ring holds exactly them.
+        for (PageIndex i = 0; i < 20; ++i) {
+            QVERIFY(fill(cache, kC, i, 4));
+        }
+        QCOMPARE(cache.releaseJob(1).dropped, std::size_t{0});
+        QCOMPARE(cache.releaseJob(4, Batching::onePage).dropped, std::size_t{20});
+        QCOMPARE(cache.cachedPages(), std::size_t{1});
+        QCOMPARE(cache.releaseJob(1).dirty, std::size_t{1});
+    }
+
     void dirtyRuns()
     {
         PageCache cache(smallCache(256));
