@@ -19,13 +19,16 @@ constexpr std::uint64_t kRoomShare = 4;
 // page read ahead at the window's far end is reached only after the whole span came in (with
 // 8 ranks, a 200-page window spans 1600 pages of file).
 constexpr std::uint64_t kSpanShare = 2;
-// Smallest window the discard feedback shrinks a file to, in reads' worth of pages.
+// One RPC costs about what moving this many pages costs (ior-hard 3 ranks x 4097 B with one
+// 2-page RPC per chunk: 119-164 MB/s, against 750-1220 MB/s for 2 ranks, whose chunks touch every
+// page and go in large RPCs).
+constexpr std::uint64_t kRpcCostPages = 16;
+// Smallest window the discard feedback shrinks a file to: two reads' worth of pages, and not
+// below an RPC's cost (8 ranks x 4097 B under pressure: 2.5-page windows, 0.15 of unpressured).
 constexpr std::uint64_t kMinPressureReads = 2;
-// A stride gap up to this many bytes is read with the chunks around it: one RPC costs about what
-// moving 16 pages costs (ior-hard 3 ranks x 4097 B, unfilled gaps: 2-page RPCs, 119-164 MB/s
-// against 750-1220 MB/s for 2 ranks, whose chunks touch every page), and with several ranks the
+// A stride gap up to an RPC's cost is read with the chunks around it; with several ranks the
 // gaps are the other ranks' chunks, read anyway.
-constexpr std::uint64_t kFilledGapBytes = 16 * kPageSize;
+constexpr std::uint64_t kFilledGapBytes = kRpcCostPages * kPageSize;
 
 PageIndex pageCeil(std::uint64_t bytes) noexcept
 {
@@ -185,7 +188,7 @@ FileReadahead::Limits FileReadahead::limits(const ReadInfo &read, std::uint64_t 
     // Feedback: pages read ahead were thrown away (or could not be cached) since this file last
     // looked, so its windows were too large for the cache: halve them.
     // The floor lets a window hold a read's worth (a stride chunk) so the cap can grow back.
-    const std::uint64_t floor = kMinPressureReads * readPages;
+    const std::uint64_t floor = std::max(kMinPressureReads * readPages, kRpcCostPages);
     const std::uint64_t events = m_mount->pressureEvents();
     if (events != m_seenPressure) {
         m_seenPressure = events;
@@ -458,7 +461,8 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
     // `atLeastOne`), stopping at EOF. Each chunk adds at least one page: a trusted stride is
     // never page-sequential.
     const PageIndex readFirst = read.offset >> kPageShift;
-    const bool fillGaps = m_strideBytes - m_strideLength <= kFilledGapBytes;
+    const bool fillGaps =
+        m_strideLength >= m_strideBytes || m_strideBytes - m_strideLength <= kFilledGapBytes;
     const auto fit = [&](std::uint64_t limit, bool atLeastOne) {
         Fit result;
         PageIndex emittedEnd = 0;

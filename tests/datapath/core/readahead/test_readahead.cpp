@@ -439,6 +439,58 @@ private slots:
         QCOMPARE(f.pressureCap(), 640u); // 512 issued, then grown back by a quarter
     }
 
+    void discardsShrinkNoFurtherThanAnRpcsWorth()
+    {
+        // 4097-byte reads touch 2 pages: the floor was 2 reads' worth, 4 pages, and 8 ranks'
+        // windows under pressure went down to 2.5 pages (one RPC each, 0.15 of unpressured).
+        ReadaheadMount mount(config(64, 64, 0));
+        FileReadahead f(mount);
+        ReadInfo read;
+        read.length = 4097;
+        read.fileSize = kGiB;
+        for (std::uint64_t k = 0; k < 64; ++k) {
+            mount.onDiscarded(1);
+            read.offset = k * 4097;
+            (void)f.onRead(read);
+            QVERIFY2(f.pressureCap() >= 16, QByteArray::number(f.pressureCap()));
+        }
+        QCOMPARE(f.pressureCap(), 16u); // halved on every read, down to the floor
+    }
+
+    void smallStrideGapsAreReadWithTheChunks()
+    {
+        // 3 ranks x 4097 B: rank 0 reads 4097 bytes every 12291; the 2-page gaps are read too,
+        // one span (one RPC) instead of one 2-page RPC per chunk.
+        ReadaheadMount mount(config(64, 64, 0));
+        FileReadahead ra(mount);
+        ReadInfo read;
+        read.length = 4097;
+        read.fileSize = kGiB;
+        ReadaheadPlan plan;
+        for (std::uint64_t k = 1; k <= 4; ++k) { // the 4th read trusts the stride
+            read.offset = k * 12291;
+            plan = ra.onRead(read);
+        }
+        QVERIFY(ra.strideTrusted());
+        const auto ranges = drain(plan);
+        QCOMPARE(ranges.size(), 1u);
+        QCOMPARE(ranges[0].first, (5 * 12291) >> kPageShift);
+        QCOMPARE(ranges[0].count, plan.pages());
+        QVERIFY(plan.pages() >= 8);
+
+        // IOR-hard's 4 x 47008 B: 34-page gaps stay unread.
+        FileReadahead wide(mount);
+        for (std::uint64_t k = 1; k <= 4; ++k) {
+            read.offset = k * 4 * kTransfer;
+            read.length = kTransfer;
+            plan = wide.onRead(read);
+        }
+        QVERIFY(wide.strideTrusted());
+        for (const auto &range : drain(plan)) {
+            QVERIFY(range.count <= 13); // one chunk's pages at most
+        }
+    }
+
     void paramsBinding()
     {
         params::Registry registry;
