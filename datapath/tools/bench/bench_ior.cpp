@@ -314,6 +314,7 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
                      {"file_mb", ior.fileMb},
                      {"transfer_kb", ior.transferKb},
                      {"conns", ior.conns},
+                     {"checksums", ior.checksums},
                      {"rounds", ior.rounds},
                      {"layout", "file per thread, sequential; write + fsync, then cold reads"},
                      {"cold_read", "Mount::flushJob(\"\") before each read"},
@@ -334,6 +335,10 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
     const auto iteration = [&]() -> Status {
         if (auto status = setConns(ior.conns); !status) {
             return status;
+        }
+        const params::Assignment checksums{"osc.*.checksums", ior.checksums ? "1" : "0"};
+        if (auto result = c.registry().set({&checksums, 1}, "lutra-bench"); !result.status) {
+            return result.status.withContext("osc.*.checksums");
         }
         auto written =
             runPhase(ior.threads, loop, [&](unsigned t) { return easyWrite(c.mount(), ior, t); });

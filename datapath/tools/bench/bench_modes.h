@@ -73,6 +73,7 @@ struct IorEasyBenchOptions {
     // rounds of cold reads and raw TCP streams, alternating their order.
     unsigned conns = kDefaultConnsPerTarget;
     unsigned rounds = 3;
+    bool checksums = true; // osc.*.checksums (the raw baseline has none)
 };
 // IOR-easy: file per thread, large sequential transfers, write then cold read, against raw TCP
 // streaming between the same processes.

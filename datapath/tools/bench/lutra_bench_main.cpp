@@ -147,6 +147,10 @@ int main(int argc, char **argv)
         ->capture_default_str()
         ->check(CLI::Range(1u, kMaxConnsPerTarget));
     iorEasyMode
+        ->add_option("--checksums", iorEasy.checksums,
+                     "osc.*.checksums of the reads (0: unchecked, as the raw baseline)")
+        ->capture_default_str();
+    iorEasyMode
         ->add_option("--rounds", iorEasy.rounds,
                      "cold read rounds, lutra and raw TCP alternating (ratios: median)")
         ->capture_default_str()
