@@ -442,7 +442,7 @@ Status RpcSession::setConnections(std::uint32_t count)
 
 std::uint32_t RpcSession::liveConnections() const noexcept
 {
-    std::lock_guard lock(const_cast<std::mutex &>(m_freeMutex));
+    std::lock_guard lock(m_freeMutex);
     std::uint32_t live = 0;
     const std::uint32_t lanes = m_laneCount.load(std::memory_order_acquire);
     for (std::uint32_t i = 0; i < lanes; ++i) {

@@ -372,7 +372,7 @@ private:
     std::mutex m_laneMutex;                   // setConnections: one opener at a time
     std::atomic<std::uint32_t> m_nextLane{0}; // rotates ties between equally loaded connections
 
-    std::mutex m_freeMutex; // the lanes' free slots, bytes in flight and readiness
+    mutable std::mutex m_freeMutex; // the lanes' free slots, bytes in flight and readiness
     std::condition_variable m_freeChanged;
     void (*m_slotWaiter)(void *) noexcept = nullptr;
     void *m_slotWaiterContext = nullptr;
