@@ -492,6 +492,7 @@ Status RpcSession::negotiate()
     m_negotiated.targetName = std::string(reply->targetName);
     if ((m_negotiated.features & protocol::kFeatureMultiConnection) != 0) {
         m_exportCookie = reply->exportCookie; // further connections join with it
+        m_negotiated.exportCookie = m_exportCookie;
     }
     m_options.log(LogLevel::info, "connected to " + m_negotiated.targetName + " at " + m_uri +
                                       ": version " + std::to_string(m_negotiated.version) + ", " +

@@ -159,6 +159,7 @@ public:
         std::uint64_t features = 0;
         std::string targetName;
         std::uint32_t slotCount = 0; // calls in flight per connection: the transport's queue depth
+        std::uint64_t exportCookie = 0; // kFeatureMultiConnection: what further connections present
     };
 
     // Plain numbers for later publication in the parameter registry.

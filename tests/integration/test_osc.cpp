@@ -5,6 +5,7 @@
 #include "client/osc.h"
 #include "client/rpc_session.h"
 #include "core/params/registry.h"
+#include "protocol/codec.h"
 #include "target_process.h"
 #include "transport/loader.h"
 
@@ -88,6 +89,64 @@ struct Tally {
     {
         return eventually([&] { return done.load() >= count; }, 60s);
     }
+};
+
+// One raw connection to the target: sends a message, waits for the one reply.
+class RawPeer final : public transport::Handler {
+public:
+    // The Connect exchange; the error reply's Errc and message as a Status.
+    Status connect(transport::Connection &connection, const protocol::ConnectRequest &request)
+    {
+        std::array<std::byte, 1024> buffer{};
+        auto size = protocol::encode(protocol::Message{++m_xid, "osc-test", request}, buffer);
+        if (!size) {
+            return size.status();
+        }
+        {
+            std::lock_guard lock(m_mutex);
+            m_reply.clear();
+        }
+        if (Status sent = connection.send(std::span(buffer).first(*size), soon()); !sent) {
+            return sent;
+        }
+        std::unique_lock lock(m_mutex);
+        if (!m_changed.wait_for(lock, 30s, [&] { return !m_reply.empty() || m_gone; })) {
+            return {Errc::timeout, "no Connect reply"};
+        }
+        auto reply = protocol::decode(m_reply);
+        if (!reply) {
+            return reply.status();
+        }
+        if (const auto *error = std::get_if<protocol::ErrorReply>(&reply->body)) {
+            return {error->code, std::string(error->message)};
+        }
+        return {};
+    }
+    bool waitGone()
+    {
+        std::unique_lock lock(m_mutex);
+        return m_changed.wait_for(lock, 30s, [&] { return m_gone; });
+    }
+
+private:
+    void onMessage(transport::Connection &, std::span<const std::byte> message) noexcept override
+    {
+        std::lock_guard lock(m_mutex);
+        m_reply.assign(message.begin(), message.end());
+        m_changed.notify_all();
+    }
+    void onDisconnected(transport::Connection &, const Status &) noexcept override
+    {
+        std::lock_guard lock(m_mutex);
+        m_gone = true;
+        m_changed.notify_all();
+    }
+
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::vector<std::byte> m_reply;
+    bool m_gone = false;
+    std::uint64_t m_xid = 0;
 };
 
 } // namespace
@@ -655,6 +714,50 @@ private slots:
         QVERIFY(back == source);
         session->reset();
         QVERIFY((*restarted)->stop(SIGTERM).ok());
+    }
+
+    // The target's side of a join, through a raw connection: an unknown cookie, another client's
+    // id and a second Connect on a joined connection are refused, each saying why, and change
+    // nothing; a joined connection that goes leaves the export (and the session) as it was.
+    void joiningNeedsALiveExportOfTheSameClient()
+    {
+        QVERIFY(set("osc.ost0.conns_per_target", "2").ok());
+        const std::uint64_t cookie = m_session->negotiated().exportCookie;
+        QVERIFY(cookie != 0);
+        RawPeer peer;
+        auto connection = m_transport->connect(m_target->uri(), peer);
+        QVERIFY2(connection.ok(), connection.status().toString().c_str());
+        protocol::ConnectRequest join;
+        join.features = protocol::kFeatureMultiConnection;
+        join.clientId = "osc-test";
+        join.exportCookie = cookie ^ 1;
+        const Status unknown = peer.connect(**connection, join);
+        QCOMPARE(unknown.code(), Errc::not_found);
+        QVERIFY2(unknown.message().find("no export") != std::string::npos,
+                 unknown.toString().c_str());
+        join.clientId = "someone-else";
+        join.exportCookie = cookie;
+        const Status foreign = peer.connect(**connection, join);
+        QCOMPARE(foreign.code(), Errc::permission_denied);
+        QVERIFY2(foreign.message().find("osc-test") != std::string::npos,
+                 foreign.toString().c_str());
+        join.clientId = "osc-test";
+        QVERIFY(peer.connect(**connection, join).ok());
+        QCOMPARE(peer.connect(**connection, join).code(), Errc::failed_precondition);
+        (*connection)->close();
+        QVERIFY(peer.waitGone());
+
+        // The export and its handles stay: the session's bulk and control calls go on.
+        const std::uint64_t handle = create("after-join");
+        QVERIFY(handle != 0);
+        auto source = pattern(1u << 20, 9);
+        Tally written;
+        std::vector<transport::Segment> segments;
+        const std::uint32_t writes = submitRun(true, handle, PageRun{0, (1u << 20) / kPage, kPage},
+                                               32, source, segments, written);
+        QVERIFY(written.waitFor(writes));
+        QVERIFY2(written.failed.load() == 0, written.firstError.toString().c_str());
+        QCOMPARE(m_session->liveConnections(), 2u);
     }
 };
 
