@@ -798,8 +798,10 @@ Result<PageRef> Engine::grabForIo(const engine::ObjectKey &key, engine::PageInde
 void Engine::ageLocks()
 {
     std::unique_lock lock(m_agingMutex);
+    jobStats.tick(); // job_stats stamps updates with the tick, not a clock read per I/O
     while (!m_agingWake.wait_for(lock, std::chrono::seconds(1), [this] { return m_stopping; })) {
         lock.unlock();
+        jobStats.tick();
         for (auto &target : targets) {
             (void)target->locks->tick(locks::LockNamespace::Clock::now());
         }

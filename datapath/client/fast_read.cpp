@@ -2,6 +2,8 @@
 
 #include "core/params/catalog.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 namespace lutra::client {
@@ -21,9 +23,14 @@ struct FastReadContext {
     std::uint64_t stripeEnd = 0;
     std::uint64_t objectBegin = 0;
     std::uint32_t target = 0;
-    // The thread's job and its tag: one job lookup per read, not one per use.
-    std::string job;
+    // The thread's job, its tag and its job_stats counters: looked up when the job changes.
+    char job[JobIds::kMaxJobIdLength] = {};
+    std::size_t jobLength = 0;
     engine::JobTag tag = 0;
+    bool jobStatsBound = false; // jobStats points at `job`
+    jobs::JobStats::JobRef jobStats;
+    // The page the last read ended in: the next read in it skips the cache's index.
+    cache::PageCache::PageHint page;
 };
 
 thread_local FastReadContext t_context;
@@ -31,6 +38,30 @@ thread_local FastReadContext t_context;
 std::uint64_t engineOf(std::uint64_t epoch) noexcept
 {
     return epoch >> 32;
+}
+
+// Inline, 8 bytes at a time: a job id is a few words, and a library memcmp call costs more.
+bool sameJob(std::string_view job, const FastReadContext &context) noexcept
+{
+    if (job.size() != context.jobLength) {
+        return false;
+    }
+    std::size_t i = 0;
+    for (; i + 8 <= job.size(); i += 8) {
+        std::uint64_t a = 0;
+        std::uint64_t b = 0;
+        std::memcpy(&a, job.data() + i, 8);
+        std::memcpy(&b, context.job + i, 8);
+        if (a != b) {
+            return false;
+        }
+    }
+    for (; i < job.size(); ++i) {
+        if (job[i] != context.job[i]) {
+            return false;
+        }
+    }
+    return true;
 }
 
 } // namespace
@@ -101,13 +132,15 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
     const bool continues =
         prev != cache::kNoPosition && prev != 0 && (prev - 1) / kPageSize == firstPage;
     const std::string_view job = engine.jobs.current();
-    if (job != context.job) {
-        context.job = job;
+    if (!sameJob(job, context)) {
+        context.jobLength = std::min(job.size(), sizeof context.job);
+        std::memcpy(context.job, job.data(), context.jobLength);
         context.tag = engine.jobs.tag(job);
+        context.jobStatsBound = false;
     }
     const std::size_t got =
         engine.cache.readCached(file.keys[context.target], objectOffset, out, context.tag,
-                                continues ? objectOffset + 1 : cache::kNoPosition);
+                                continues ? objectOffset + 1 : cache::kNoPosition, &context.page);
     if (got != out.size()) {
         return false;
     }
@@ -115,7 +148,14 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
     engine.readahead.stats().add(params::catalog::ra_hits, (objectOffset + got - 1) / kPageSize -
                                                                objectOffset / kPageSize + 1);
     file.prevPos.store(end, std::memory_order_relaxed);
-    engine.jobStats.sample(job, jobs::JobStats::read_bytes, static_cast<std::int64_t>(got));
+    if (context.jobStatsBound) {
+        engine.jobStats.sample(context.jobStats, jobs::JobStats::read_bytes,
+                               static_cast<std::int64_t>(got));
+    } else {
+        engine.jobStats.sample(context.jobStats, job, jobs::JobStats::read_bytes,
+                               static_cast<std::int64_t>(got));
+        context.jobStatsBound = true;
+    }
     return true;
 }
 

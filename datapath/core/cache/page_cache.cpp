@@ -794,19 +794,30 @@ Result<PageRef> PageCache::grab(ObjectKey key, PageIndex index, JobTag job, Wait
 }
 
 std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span<std::byte> out,
-                                  JobTag job, std::uint64_t prevPos) noexcept
+                                  JobTag job, std::uint64_t prevPos, PageHint *hint) noexcept
 {
     if (out.empty()) {
         return 0;
     }
-    const std::size_t hash = objectHash(key);
-    Shard &shard = m_shards[hash & m_shardMask];
+    // The object's shard, only when a lookup needs it (a hint's hit needs no hash).
+    std::size_t hash = 0;
+    Shard *shard = nullptr;
+    const auto shardOfKey = [&]() -> Shard & {
+        if (shard == nullptr) {
+            hash = objectHash(key);
+            shard = &m_shards[hash & m_shardMask];
+        }
+        return *shard;
+    };
     std::size_t copied = 0;
     std::size_t pages = 0;
     while (copied < out.size()) {
         const std::uint64_t pos = offset + copied;
         const PageIndex index = pos >> kPageShift;
-        Page *page = shard.findLockFree(key, index, hash);
+        Page *page = copied == 0 && hint != nullptr && hint->page != nullptr &&
+                             holds(*hint->page, key, index)
+                         ? hint->page
+                         : shardOfKey().findLockFree(key, index, hash);
         if (page == nullptr) {
             break;
         }
@@ -847,10 +858,13 @@ std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span
             }
         }
         if (page->job.load(std::memory_order_relaxed) != job) {
-            moveJob(shard, *page, seen, job);
+            moveJob(shardOfKey(), *page, seen, job);
         }
         copied += n;
         ++pages;
+        if (hint != nullptr) {
+            hint->page = page;
+        }
     }
     if (pages != 0) {
         m_counters.add(cache_hit, pages);

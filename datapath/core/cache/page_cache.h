@@ -185,7 +185,19 @@ public:
     // continues inside that page does not count as a second reference to it, so a stream of
     // small reads does not look hot.
     std::size_t readCached(ObjectKey key, std::uint64_t offset, std::span<std::byte> out,
-                           JobTag job, std::uint64_t prevPos = kNoPosition) noexcept;
+                           JobTag job, std::uint64_t prevPos = kNoPosition) noexcept
+    {
+        return readCached(key, offset, out, job, prevPos, nullptr);
+    }
+    // A reader's memory of the page it copied last (the client's per-thread fast read keeps
+    // one): a read that starts in that page again skips the index. It is only a candidate,
+    // checked like a page found in the index, so a page dropped or reused since costs a lookup,
+    // never a wrong byte. Use it with this cache only.
+    struct PageHint {
+        Page *page = nullptr;
+    };
+    std::size_t readCached(ObjectKey key, std::uint64_t offset, std::span<std::byte> out,
+                           JobTag job, std::uint64_t prevPos, PageHint *hint) noexcept;
     bool contains(ObjectKey key, PageIndex index) const noexcept;
     // The fast read's copy of more than 8 bytes (glibc's memcpy, chosen for this CPU at run
     // time). Tests interpose one to land an invalidation inside a copy. Set it before any read.

@@ -141,20 +141,34 @@ JobStats::Shard &JobStats::shardOf(std::string_view job) const
     return m_shards[std::hash<std::string_view>{}(job) % kShards];
 }
 
+void JobStats::stamp(Job &job) const noexcept
+{
+    // `latest` orders eviction and is what snapshot_time shows. Ticked: the tick's moment, and
+    // the job's line is written once per tick, not per update. Otherwise the coarse clock (a
+    // few ns instead of ~20 for the precise one), never before the job's start, which the
+    // precise clock stamped.
+    if (const Rep ticked = m_ticked.load(std::memory_order_relaxed); ticked != 0) {
+        if (ticked > job.latest.load(std::memory_order_relaxed)) {
+            job.latest.store(ticked, std::memory_order_relaxed);
+        }
+        return;
+    }
+    const Rep time = m_clock ? toRep(m_clock())
+                             : std::max(coarseNow(), job.start.load(std::memory_order_relaxed));
+    job.latest.store(time, std::memory_order_relaxed);
+}
+
+void JobStats::tick() noexcept
+{
+    m_ticked.store(m_clock ? toRep(m_clock()) : coarseNow(), std::memory_order_relaxed);
+}
+
 template <typename Update> void JobStats::update(std::string_view rawJob, Update &&apply)
 {
     const std::string_view job = trimId(rawJob);
     if (job.empty()) {
         return;
     }
-    // `latest` only orders eviction, so a coarse clock (a few ns instead of ~20) is enough;
-    // never before the job's start, which the precise clock stamped.
-    const auto stamp = [this](Job &entry) {
-        const Rep time = m_clock
-                             ? toRep(m_clock())
-                             : std::max(coarseNow(), entry.start.load(std::memory_order_relaxed));
-        entry.latest.store(time, std::memory_order_relaxed);
-    };
     ThreadCache &cache = threadCache();
     if (cache.holds(*this, job)) {
         // The I/O path: the job this thread updated last, still in the table. No lock.
@@ -162,15 +176,20 @@ template <typename Update> void JobStats::update(std::string_view rawJob, Update
         stamp(*cache.job);
         return;
     }
-    // Read before the lookup: a job leaving after it makes the cached entry stale.
-    const std::uint64_t generation = m_generation.load(std::memory_order_acquire);
-    const auto remember = [&](const std::shared_ptr<Job> &entry) {
+    lookUp(job, apply, [&](const std::shared_ptr<Job> &entry, std::uint64_t generation) {
         cache.instance = m_instance;
         cache.generation = generation;
         cache.length = job.size();
         std::memcpy(cache.id, job.data(), job.size());
         cache.job = entry;
-    };
+    });
+}
+
+template <typename Update, typename Remember>
+void JobStats::lookUp(std::string_view job, Update &&apply, Remember &&remember)
+{
+    // Read before the lookup: a job leaving after it makes the remembered entry stale.
+    const std::uint64_t generation = m_generation.load(std::memory_order_acquire);
     Shard &shard = shardOf(job);
     {
         // The job exists: shared lock, atomic adds, no allocation.
@@ -178,7 +197,7 @@ template <typename Update> void JobStats::update(std::string_view rawJob, Update
         if (const auto it = shard.jobs.find(job); it != shard.jobs.end()) {
             apply(it->second->counters);
             stamp(*it->second);
-            remember(it->second);
+            remember(it->second, generation);
             return;
         }
     }
@@ -195,10 +214,49 @@ template <typename Update> void JobStats::update(std::string_view rawJob, Update
         }
         apply(it->second->counters);
         it->second->latest.store(toRep(time), std::memory_order_relaxed);
-        remember(it->second);
+        remember(it->second, generation);
     }
     if (inserted && m_jobCount.fetch_add(1, std::memory_order_relaxed) + 1 > m_maxJobs) {
         evictOldest();
+    }
+}
+
+void JobStats::sample(JobRef &ref, std::string_view rawJob, std::size_t counter, std::int64_t value)
+{
+    static_assert(sizeof ref.m_id == kMaxJobIdLength);
+    const std::string_view job = trimId(rawJob);
+    if (job.empty()) {
+        return;
+    }
+    const auto apply = [&](params::CounterBlock &block) { block.sample(counter, value); };
+    if (ref.m_instance == m_instance &&
+        ref.m_generation == m_generation.load(std::memory_order_acquire) &&
+        std::string_view(ref.m_id, ref.m_length) == job) {
+        apply(ref.m_job->counters);
+        stamp(*ref.m_job);
+        return;
+    }
+    lookUp(job, apply, [&](const std::shared_ptr<Job> &entry, std::uint64_t generation) {
+        ref.m_instance = m_instance;
+        ref.m_generation = generation;
+        ref.m_length = job.size();
+        std::memcpy(ref.m_id, job.data(), job.size());
+        ref.m_job = entry;
+    });
+}
+
+void JobStats::sample(JobRef &ref, std::size_t counter, std::int64_t value)
+{
+    if (ref.m_instance == m_instance &&
+        ref.m_generation == m_generation.load(std::memory_order_acquire)) {
+        ref.m_job->counters.sample(counter, value);
+        stamp(*ref.m_job);
+        return;
+    }
+    if (ref.m_length != 0) {
+        char id[kMaxJobIdLength];
+        std::memcpy(id, ref.m_id, ref.m_length);
+        sample(ref, std::string_view(id, ref.m_length), counter, value);
     }
 }
 

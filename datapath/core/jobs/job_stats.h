@@ -3,8 +3,10 @@
 // read obdfilter.<target>.job_stats / llite.<fs>.job_stats to see which job did what. A thread
 // updating the job it updated last (the I/O path's normal case) takes no lock and does no
 // lookup: it keeps that job in a one-entry per-thread cache, valid until any job leaves the
-// table. Otherwise an update of an existing job takes a shared lock on one shard of the job table
-// plus relaxed atomic adds; creating or evicting a job takes that shard's lock exclusively.
+// table (a caller that keeps a JobRef skips even that check). Otherwise an update of an existing
+// job takes a shared lock on one shard of the job table plus relaxed atomic adds; creating or
+// evicting a job takes that shard's lock exclusively. Counts are exact at every read; a ticked
+// table (tick()) stamps a job's last update with the tick instead of reading the clock each.
 
 #include <lutra/status.h>
 
@@ -28,8 +30,23 @@ class ParamGroup;
 namespace lutra::jobs {
 
 class JobStats {
+    struct Job;
+
 public:
     using Clock = std::function<params::WallClock::time_point()>;
+
+    // One job's counters held by a caller that updates that job again and again (the client's
+    // per-thread fast read): an update through it does no lookup while it is current (no job has
+    // left the table since it was taken); a stale one is looked up again.
+    class JobRef {
+    private:
+        friend class JobStats;
+        std::shared_ptr<Job> m_job;
+        std::uint64_t m_instance = 0;
+        std::uint64_t m_generation = 0;
+        std::size_t m_length = 0;
+        char m_id[32] = {};
+    };
 
     // The counters of an object target, in the order Lustre's OST prints them.
     enum TargetCounter : std::size_t {
@@ -61,6 +78,17 @@ public:
     void add(std::string_view job, std::size_t counter, std::uint64_t samples = 1);
     // Records one sample of `value` (bytes of a read or write) for `job`.
     void sample(std::string_view job, std::size_t counter, std::int64_t value);
+    // The same through `ref`, which is (re)pointed at `job` if it is not already current for it.
+    void sample(JobRef &ref, std::string_view job, std::size_t counter, std::int64_t value);
+    // For the job `ref` was last pointed at (the caller knows its job did not change): no id
+    // comparison; a stale ref is looked up again by its id. Does nothing for a ref never pointed.
+    void sample(JobRef &ref, std::size_t counter, std::int64_t value);
+
+    // Stamps later updates with this moment instead of a clock read each (snapshot_time then
+    // trails a job's last update by at most the tick period). Call about once a second from a
+    // thread the owner already has (the client engine's lock-aging tick); a table never ticked
+    // reads the coarse clock per update.
+    void tick() noexcept;
 
     // Lustre's job_stats text, jobs in the order they first appeared.
     std::string render() const;
@@ -76,7 +104,6 @@ public:
     Status publish(params::ParamGroup &group, std::string name);
 
 private:
-    struct Job;
     struct Shard {
         mutable std::shared_mutex mutex;
         // shared: a thread's cache may still hold a job that left the table (its last updates
@@ -89,6 +116,11 @@ private:
 
     // Runs `update` on the job's counters, creating the job (and evicting the oldest) if needed.
     template <typename Update> void update(std::string_view job, Update &&update);
+    // The update path after the per-thread cache missed: looks the job up (creating it, and
+    // evicting the oldest, if needed), applies `update` and remembers the job in `remember`.
+    template <typename Update, typename Remember>
+    void lookUp(std::string_view job, Update &&update, Remember &&remember);
+    void stamp(Job &job) const noexcept;
     Shard &shardOf(std::string_view job) const;
     void evictOldest();
     // A job left the table: every thread's cached job is stale.
@@ -103,6 +135,7 @@ private:
     const std::uint64_t m_instance; // names this table in threads' caches (never reused)
     std::atomic<std::uint64_t> m_generation{0};
     std::atomic<std::uint64_t> m_nextOrder{0};
+    std::atomic<params::WallClock::rep> m_ticked{0}; // tick()'s moment, 0 until the first
 };
 
 } // namespace lutra::jobs

@@ -93,24 +93,35 @@ Q_DECLARE_METATYPE(Invalidation)
 class TestPageCacheRaces : public QObject {
     Q_OBJECT
 
-    static void rows()
+    static void rows(bool withHints = false)
     {
         QTest::addColumn<Invalidation>("invalidation");
-        QTest::newRow("overwrite under the page lock") << Invalidation::overwrite;
-        QTest::newRow("truncate: releaseObject") << Invalidation::truncate;
-        QTest::newRow("lock cancel: releaseLock") << Invalidation::lockCancel;
-        QTest::newRow("job flush: releaseJob") << Invalidation::jobFlush;
-        QTest::newRow("eviction and reuse: reclaim") << Invalidation::eviction;
+        QTest::addColumn<bool>("viaHint");
+        const std::pair<const char *, Invalidation> kinds[] = {
+            {"overwrite under the page lock", Invalidation::overwrite},
+            {"truncate: releaseObject", Invalidation::truncate},
+            {"lock cancel: releaseLock", Invalidation::lockCancel},
+            {"job flush: releaseJob", Invalidation::jobFlush},
+            {"eviction and reuse: reclaim", Invalidation::eviction},
+        };
+        for (const auto &[name, kind] : kinds) {
+            QTest::newRow(name) << kind << false;
+            if (withHints) {
+                // The page found through the reader's PageHint rather than the index.
+                QTest::newRow((std::string(name) + ", page hint").c_str()) << kind << true;
+            }
+        }
     }
 
 private slots:
-    void invalidationInsideTheCopy_data() { rows(); }
+    void invalidationInsideTheCopy_data() { rows(true); }
 
     // Deterministic: each invalidation happens inside the copy of the read's first page; that
     // page must not count (the read returns 0 bytes), and the next read sees the new state.
     void invalidationInsideTheCopy()
     {
         QFETCH(Invalidation, invalidation);
+        QFETCH(bool, viaHint);
         PageCache::Options options;
         options.limitPages = invalidation == Invalidation::eviction ? 2 : 16;
         options.reclaimBatch = 1; // the oldest page only
@@ -124,6 +135,13 @@ private slots:
             fillPage(*page, kRead, 1);
             page->setLockCookie(5);
             page->markUptodate();
+        }
+        PageCache::PageHint hint;
+        if (viaHint) {
+            // A whole page: a part read would mark it partial and keep it from eviction.
+            std::vector<std::byte> page(kPageSize);
+            QCOMPARE(cache.readCached(kRead, 0, page, kJob, kNoPosition, &hint), kPageSize);
+            QVERIFY(hint.page != nullptr);
         }
         const ObjectKey other{1, 1000};
         g_duringCopy = [&] {
@@ -157,8 +175,8 @@ private slots:
             }
         };
         std::vector<std::uint64_t> buffer(2 * kPageSize / 8);
-        const std::size_t got =
-            cache.readCached(kRead, 0, std::as_writable_bytes(std::span(buffer)), kJob);
+        const std::size_t got = cache.readCached(
+            kRead, 0, std::as_writable_bytes(std::span(buffer)), kJob, kNoPosition, &hint);
         QVERIFY(!g_duringCopy); // the invalidation ran
         QCOMPARE(got, std::size_t{0});
         switch (invalidation) {
@@ -207,6 +225,9 @@ private slots:
         auto reader = [&](int id) {
             std::mt19937 random(static_cast<unsigned>(id + 1));
             std::vector<std::uint64_t> buffer(3 * kPageSize / 8);
+            // Reader 0 starts each read at the page it copied last (a PageHint), reader 1 in the
+            // index.
+            PageCache::PageHint hint;
             ReaderResult &mine = results[static_cast<std::size_t>(id)];
             while (!stop.load(std::memory_order_relaxed)) {
                 const std::uint32_t floor = valid.load(std::memory_order_acquire);
@@ -214,7 +235,7 @@ private slots:
                 const std::size_t words = 1 + random() % buffer.size();
                 const std::size_t got = cache.readCached(
                     kRead, offset, std::as_writable_bytes(std::span(buffer).first(words)),
-                    kReaderJob);
+                    kReaderJob, kNoPosition, id == 0 ? &hint : nullptr);
                 std::uint32_t pageVersion = 0;
                 for (std::size_t i = 0; i < got / 8; ++i) {
                     const std::uint64_t pos = offset + i * 8;

@@ -153,6 +153,64 @@ private slots:
         QCOMPARE(stats.snapshot("dd.0")->counters[JobStats::read_bytes].sum, std::int64_t(7));
     }
 
+    // The client's fast read keeps a JobRef per thread: updates through it land in its job, a
+    // job that left the table (or another table, or another job id) makes it look up again.
+    void updatesThroughAJobRef()
+    {
+        JobStats stats(JobStats::targetDefs(), 4, clock());
+        JobStats other(JobStats::targetDefs(), 4, clock());
+        JobStats::JobRef ref;
+        stats.sample(ref, "dd.0", JobStats::read_bytes, 10);
+        stats.sample(ref, "dd.0", JobStats::read_bytes, 20);
+        stats.sample("dd.0", JobStats::read_bytes, 5); // the per-thread cache, same counters
+        QCOMPARE(stats.snapshot("dd.0")->counters[JobStats::read_bytes].sum, std::int64_t(35));
+        QCOMPARE(stats.snapshot("dd.0")->counters[JobStats::read_bytes].samples, std::uint64_t(3));
+
+        stats.sample(ref, "cp.1", JobStats::read_bytes, 7);
+        other.sample(ref, "cp.1", JobStats::read_bytes, 1);
+        stats.sample(ref, "cp.1", JobStats::read_bytes, 8);
+        QCOMPARE(stats.snapshot("cp.1")->counters[JobStats::read_bytes].sum, std::int64_t(15));
+        QCOMPARE(other.snapshot("cp.1")->counters[JobStats::read_bytes].sum, std::int64_t(1));
+        QCOMPARE(stats.snapshot("dd.0")->counters[JobStats::read_bytes].sum, std::int64_t(35));
+
+        QVERIFY(stats.remove("cp.1").ok()); // e.g. the job's flush
+        stats.sample(ref, "cp.1", JobStats::read_bytes, 3);
+        QCOMPARE(stats.snapshot("cp.1")->counters[JobStats::read_bytes].sum, std::int64_t(3));
+        stats.clear();
+        stats.sample(ref, "cp.1", JobStats::read_bytes, 4);
+        QCOMPARE(stats.snapshot("cp.1")->counters[JobStats::read_bytes].sum, std::int64_t(4));
+        QCOMPARE(stats.jobCount(), std::size_t(1));
+    }
+
+    // Once ticked, an update of a known job is stamped with the last tick, not the clock: the
+    // I/O path reads no clock, and snapshot_time trails by at most the tick period.
+    void tickedUpdatesUseTheTick()
+    {
+        JobStats stats(JobStats::targetDefs(), 4, clock());
+        JobStats::JobRef ref;
+        m_now = at(1'700'000'000);
+        stats.sample(ref, "dd.0", JobStats::read_bytes, 1); // a new job: the clock
+        m_now = at(1'700'000'003);
+        stats.sample(ref, "dd.0", JobStats::read_bytes, 1); // not ticked yet: the clock
+        QCOMPARE(stats.snapshot("dd.0")->snapshotTime, at(1'700'000'003));
+        m_now = at(1'700'000'004);
+        stats.tick();
+        m_now = at(1'700'000'009);
+        stats.sample(ref, "dd.0", JobStats::read_bytes, 1);
+        stats.add("dd.0", JobStats::getattr);
+        QCOMPARE(stats.snapshot("dd.0")->snapshotTime, at(1'700'000'004));
+        m_now = at(1'700'000'010);
+        stats.tick();
+        stats.sample(ref, "dd.0", JobStats::read_bytes, 1);
+        QCOMPARE(stats.snapshot("dd.0")->snapshotTime, at(1'700'000'010));
+        QCOMPARE(stats.snapshot("dd.0")->counters[JobStats::read_bytes].samples, std::uint64_t(4));
+        // Never before the job's last stamp: a tick older than it changes nothing.
+        m_now = at(1'700'000'020);
+        stats.sample("cp.1", JobStats::read_bytes, 1); // new: the clock, 20
+        stats.sample("cp.1", JobStats::read_bytes, 1); // ticked at 10: stays 20
+        QCOMPARE(stats.snapshot("cp.1")->snapshotTime, at(1'700'000'020));
+    }
+
     void emptyAndLongJobIds()
     {
         JobStats stats(JobStats::targetDefs(), 16, clock());
