@@ -439,6 +439,34 @@ private slots:
         QCOMPARE(f.pressureCap(), 640u); // 512 issued, then grown back by a quarter
     }
 
+    void aLoneSequentialStreamTakesHalfTheRoom()
+    {
+        // The only readahead unread on the mount is this stream's own: half of room + unread
+        // (a quarter gave nothing here, and 1 rank x 4097 B under pressure windows of 88 pages).
+        ReadaheadMount mount(config(64, 64, 0));
+        FileReadahead f(mount);
+        ReadInfo read;
+        read.length = kMiB;
+        read.fileSize = kGiB;
+        QCOMPARE(f.onRead(read).pages(), 1024u); // pages 256..1279, marker 256
+        read.offset = kMiB;                      // the marker; 768 pages ahead of this read
+        read.cacheRoom = 3000;
+        read.unreadPages = 1024;
+        QCOMPARE(f.onRead(read).pages(), (3000u + 1024u) / 2 - 1024u);
+
+        // Another stream's readahead is unread too: a quarter, nothing left.
+        ReadaheadMount shared(config(64, 64, 0));
+        FileReadahead g(shared);
+        read.offset = 0;
+        read.cacheRoom = ReadInfo::kRoomUnknown;
+        read.unreadPages = ReadInfo::kRoomUnknown;
+        QCOMPARE(g.onRead(read).pages(), 1024u);
+        read.offset = kMiB;
+        read.cacheRoom = 3000;
+        read.unreadPages = 2048;
+        QVERIFY(g.onRead(read).empty());
+    }
+
     void discardsShrinkNoFurtherThanAnRpcsWorth()
     {
         // 4097-byte reads touch 2 pages: the floor was 2 reads' worth, 4 pages, and 8 ranks'
