@@ -843,25 +843,33 @@ Status RpcSession::submitBulk(Opcode opcode, std::uint64_t handle, std::uint64_t
     if (!bytes.ok()) {
         return bytes.status();
     }
-    if (m_disconnected.load(std::memory_order_acquire)) {
-        return disconnectedStatus();
+    // A connection lost between the pick and the start had nothing of this RPC yet: another
+    // one takes it (each lost connection at most once, so the loop ends).
+    for (std::uint32_t attempt = 0;; ++attempt) {
+        if (m_disconnected.load(std::memory_order_acquire)) {
+            return disconnectedStatus();
+        }
+        const std::uint32_t index = tryAcquireSlot(*bytes);
+        if (index == kNoSlot) {
+            return Status(Errc::resource_exhausted,
+                          std::string(protocol::opcodeName(opcode)) + " to " + m_uri + ": all " +
+                              std::to_string(m_negotiated.slotCount * connections()) +
+                              " RPC slots busy");
+        }
+        Status started = startBulk(index, opcode, handle, offset, pageCount, lastPageBytes, *bytes,
+                                   segments, checksums, jobId, deadline, done);
+        if (!started.ok()) {
+            const bool laneLost = laneOf(index).lost.load(std::memory_order_acquire);
+            releaseSlot(index);
+            if (laneLost && attempt < kMaxConnections) {
+                continue;
+            }
+            return started;
+        }
+        // Never waits for a send credit: the submitter may be an I/O thread (a completion).
+        sendAsync(index, false);
+        return {};
     }
-    const std::uint32_t index = tryAcquireSlot(*bytes);
-    if (index == kNoSlot) {
-        return Status(Errc::resource_exhausted,
-                      std::string(protocol::opcodeName(opcode)) + " to " + m_uri + ": all " +
-                          std::to_string(m_negotiated.slotCount * connections()) +
-                          " RPC slots busy");
-    }
-    Status started = startBulk(index, opcode, handle, offset, pageCount, lastPageBytes, *bytes,
-                               segments, checksums, jobId, deadline, done);
-    if (!started.ok()) {
-        releaseSlot(index);
-        return started;
-    }
-    // Never waits for a send credit: the submitter may be an I/O thread (a completion).
-    sendAsync(index, false);
-    return {};
 }
 
 Status RpcSession::startBulk(std::uint32_t index, Opcode opcode, std::uint64_t handle,
@@ -1206,16 +1214,25 @@ Result<std::uint32_t> RpcSession::bulk(Opcode opcode, std::uint64_t handle, std:
     if (!bytes.ok()) {
         return bytes.status();
     }
-    auto lease = acquireBulkSlot(opcode, *bytes, deadline);
-    if (!lease.ok()) {
-        return lease.status();
-    }
     BulkWaiter waiter;
-    Status started =
-        startBulk(lease->index(), opcode, handle, offset, pageCount, lastPageBytes, *bytes,
-                  segments, checksums, jobId, deadline, {&BulkWaiter::complete, &waiter, 0});
-    if (!started.ok()) {
-        return started; // the lease returns the slot
+    Result<SlotLease> lease = Status(Errc::internal, "no slot");
+    // As submitBulk: a connection lost before the start had nothing of this RPC yet.
+    for (std::uint32_t attempt = 0;; ++attempt) {
+        lease = acquireBulkSlot(opcode, *bytes, deadline);
+        if (!lease.ok()) {
+            return lease.status();
+        }
+        Status started =
+            startBulk(lease->index(), opcode, handle, offset, pageCount, lastPageBytes, *bytes,
+                      segments, checksums, jobId, deadline, {&BulkWaiter::complete, &waiter, 0});
+        if (started.ok()) {
+            break;
+        }
+        const bool laneLost = laneOf(lease->index()).lost.load(std::memory_order_acquire);
+        lease = Status(Errc::internal, "released"); // returns the slot
+        if (!laneLost || attempt >= kMaxConnections) {
+            return started;
+        }
     }
     const std::uint32_t index = lease->detach(); // the RPC owns the slot now; completing frees it
     sendAsync(index, true);

@@ -238,10 +238,11 @@ public:
 
     // Asynchronous bulk RPCs: the same shape and checks as read/write, but the call never waits.
     // ok: sent (or queued to be sent); `done` runs exactly once — on a transport I/O thread (the
-    // reply, a disconnect), on the session's timer thread (the deadline passed) or, when the send
-    // itself fails, inside this call. It must be quick and must not block. The segments, the
-    // memory they name and `jobId` must stay valid until it runs. Not ok: nothing was sent and
-    // `done` never runs; resource_exhausted means every slot is busy (see setSlotWaiter).
+    // reply, a disconnect), on the session's timer thread (the deadline passed) or inside this
+    // call (the send itself failed, or the reply arrived before send() returned). It must be quick
+    // and must not block. The segments, the memory they name and `jobId` must stay valid until it
+    // runs. Not ok: nothing was sent and `done` never runs; resource_exhausted means every slot is
+    // busy (see setSlotWaiter).
     Status submitRead(std::uint64_t handle, std::uint64_t offset, std::uint32_t pageCount,
                       std::uint16_t lastPageBytes, std::span<const transport::Segment> destination,
                       bool checksums, std::string_view jobId, Deadline deadline, BulkCallback done);

@@ -172,6 +172,13 @@ public:
         std::lock_guard lock(m_mutex);
         return m_accepted.size();
     }
+    // Lets the "held" reads waiting for it answer.
+    void releaseHeld()
+    {
+        std::lock_guard lock(m_mutex);
+        m_held = false;
+        m_changed.notify_all();
+    }
     // "hang" reads seen on the `index`th connection accepted.
     int hungOn(std::size_t index)
     {
@@ -370,6 +377,14 @@ private:
             m_changed.notify_all();
             return;
         }
+        if (job == "held") { // answered once the test releases it
+            std::unique_lock lock(m_mutex);
+            if (!m_changed.wait_for(lock, kWait, [&] { return !m_held || m_stop; })) {
+                lock.unlock();
+                fail("a held read was never released");
+                return;
+            }
+        }
         const std::uint64_t size = io.handle == kShortHandle ? kShortSize : UINT64_MAX;
         const std::uint64_t count =
             io.offset >= size ? 0 : std::min(io.byteCount(), size - io.offset);
@@ -453,6 +468,7 @@ private:
     std::deque<Request> m_queue;
     std::map<std::uint64_t, Status> m_bulkDone;
     bool m_stop = false;
+    bool m_held = true; // "held" reads wait for releaseHeld()
     // Service thread only.
     std::vector<std::byte> m_bulk;
     std::vector<std::byte> m_out;
@@ -889,10 +905,13 @@ private slots:
         std::vector<std::byte> buffer(3 * 4096);
         const auto segments = segmentsOf(buffer, 4096, 0);
         AsyncResult result;
+        // Answered only after submitRead has returned, so the reply cannot beat the sender
+        // back (then the sender completes it, on this thread).
         QVERIFY(m_session
-                    ->submitRead(9, 8192, 3, 4096, segments, true, "job.async", deadlineIn(kWait),
+                    ->submitRead(9, 8192, 3, 4096, segments, true, "held", deadlineIn(kWait),
                                  result.callback())
                     .ok());
+        m_target->releaseHeld();
         QVERIFY(result.wait());
         QVERIFY2(result.status.ok(), result.status.toString().c_str());
         QCOMPARE(result.bytes, 3u * 4096);
