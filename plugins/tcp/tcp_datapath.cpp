@@ -45,11 +45,6 @@ bool wouldBlock(int error) noexcept
 
 // ---- Caller side: messages and bulk
 
-Status TcpConnection::closedStatusLocked() const
-{
-    return closedStatus(m_state == State::closed ? m_closeReason : Status{});
-}
-
 void TcpConnection::wakeWriterLocked() noexcept
 {
     // EPOLLOUT armed: the socket is full and its event resumes writing. Queued: the I/O thread
@@ -103,12 +98,10 @@ Status TcpConnection::send(std::span<const std::byte> message, Deadline deadline
     if (auto status = kit::checkMessageSize(message.size(), m_limits); !status.ok()) {
         return status;
     }
-    if (!waitUntil(lock, m_space, deadline,
-                   [this] { return m_state != State::established || !m_freeMessages.empty(); })) {
-        return queueFull("send");
-    }
-    if (m_state != State::established) {
-        return closedStatusLocked();
+    if (auto status =
+            waitForRoomLocked(lock, deadline, "send", [this] { return !m_freeMessages.empty(); });
+        !status.ok()) {
+        return status;
     }
     const std::uint32_t slot = m_freeMessages.back();
     m_freeMessages.pop_back();
@@ -199,12 +192,9 @@ Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Se
     if (auto status = kit::checkBulkSize(total, m_limits); !status.ok()) {
         return status;
     }
-    if (!waitUntil(lock, m_space, deadline,
-                   [this] { return m_state != State::established || !m_ops.full(); })) {
-        return queueFull("bulk");
-    }
-    if (m_state != State::established) {
-        return closedStatusLocked();
+    if (auto status = waitForRoomLocked(lock, deadline, "bulk", [this] { return !m_ops.full(); });
+        !status.ok()) {
+        return status;
     }
     const std::uint32_t slot = *m_ops.acquire();
     Op &op = m_ops[slot].value;
@@ -566,7 +556,7 @@ bool TcpConnection::dispatchHeader() noexcept
     bool handshaking;
     {
         std::lock_guard lock(m_mutex);
-        handshaking = m_state == State::handshake;
+        handshaking = m_state == State::opening;
     }
     if (handshaking) {
         if (!m_accepted || type != FrameType::hello || h.length != sizeof(Hello)) {

@@ -73,7 +73,6 @@ public:
     int fd() const noexcept { return m_fd; }
 
 private:
-    enum class State { handshake, established, closing, closed };
     enum class RxPhase { header, hello, message, bulk, discard };
     enum class TxKind : std::uint8_t { control, message, put, getRequest, getData };
 
@@ -127,7 +126,6 @@ private:
     // Writes the head entry's file payload with sendfile: bytes written, -1 to stop for now.
     std::int64_t sendFilePayload(int fd) noexcept;
     bool completeWritten(std::uint64_t written) noexcept;
-    Status closedStatusLocked() const;
     Status startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
                      const FileRange *file, std::uint64_t tag, Deadline deadline,
                      bool isGet) noexcept override;
@@ -141,10 +139,7 @@ private:
 
     // Guarded by m_mutex.
     mutable std::mutex m_mutex;
-    std::condition_variable m_space; // a message or op slot freed, or the connection closed
     int m_fd = -1;
-    State m_state = State::handshake;
-    Status m_closeReason;
     bool m_writeArmed = false;  // EPOLLOUT in the epoll mask: the socket was full
     bool m_writeQueued = false; // on the I/O thread's write list
     std::vector<TxEntry> m_tx;  // ring

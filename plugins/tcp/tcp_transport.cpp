@@ -474,18 +474,16 @@ void TcpConnection::onHello() noexcept
 bool TcpConnection::handshakeExpired(Clock::time_point now) const noexcept
 {
     std::lock_guard lock(m_mutex);
-    return m_state == State::handshake && now >= m_handshakeDeadline;
+    return m_state == State::opening && now >= m_handshakeDeadline;
 }
 
 void TcpConnection::close() noexcept
 {
     {
         std::lock_guard lock(m_mutex);
-        if (m_state == State::closed || m_state == State::closing) {
+        if (!beginCloseLocked()) {
             return;
         }
-        m_state = State::closing;
-        m_connected.store(false);
     }
     m_space.notify_all();
     // Teardown runs on the I/O thread, which alone touches the socket. If that thread has already

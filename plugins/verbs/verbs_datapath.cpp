@@ -27,11 +27,6 @@ const char *kindName(bool isGet) noexcept
 
 // ---- Caller side: messages
 
-Status VerbsConnection::closedStatusLocked() const
-{
-    return closedStatus(m_state == State::closed ? m_closeReason : Status{});
-}
-
 std::uint64_t VerbsConnection::reserveLocked(WrKind kind, std::uint32_t index,
                                              bool lastOfOp) noexcept
 {
@@ -116,15 +111,12 @@ Status VerbsConnection::send(std::span<const std::byte> message, Deadline deadli
     const bool inlined =
         kHeaderBytes + message.size() <= m_maxInline && (message.empty() || m_maxSge >= 2);
     const auto ready = [&] {
-        return m_state != State::established ||
-               (m_dataCredits > 0 && m_messageWrs < m_messageWrCapacity &&
-                (inlined || !m_freeSendSlots.empty()));
+        return m_dataCredits > 0 && m_messageWrs < m_messageWrCapacity &&
+               (inlined || !m_freeSendSlots.empty());
     };
-    if (!waitUntil(lock, m_space, deadline, ready)) {
-        return queueFull("send", ", no credit from the peer");
-    }
-    if (m_state != State::established) {
-        return closedStatusLocked();
+    if (auto status = waitForRoomLocked(lock, deadline, "send", ready, ", no credit from the peer");
+        !status.ok()) {
+        return status;
     }
     --m_dataCredits;
     if (!postMessageLocked(MessageType::message, message)) {
@@ -335,12 +327,10 @@ Status VerbsConnection::startBulk(const BulkDescriptor &remote, std::span<const 
         if (auto status = kit::checkBulkSize(total, m_limits); !status.ok()) {
             return status;
         }
-        if (!waitUntil(lock, m_space, deadline,
-                       [&] { return m_state != State::established || !m_freeOps.empty(); })) {
-            return queueFull("bulk");
-        }
-        if (m_state != State::established) {
-            return closedStatusLocked();
+        if (auto status =
+                waitForRoomLocked(lock, deadline, "bulk", [&] { return !m_freeOps.empty(); });
+            !status.ok()) {
+            return status;
         }
         index = m_freeOps.back();
         m_freeOps.pop_back();

@@ -97,7 +97,6 @@ public:
     void releaseResources() noexcept;
 
 private:
-    enum class State : std::uint8_t { connecting, established, closing, closed };
     enum class WrKind : std::uint8_t { message, control, listRead, bulkData };
     static constexpr std::uint32_t kNoSlot = UINT32_MAX;
     static constexpr std::uint64_t kReceiveBit = std::uint64_t{1} << 63;
@@ -136,7 +135,6 @@ private:
     };
 
     // verbs_datapath.cpp
-    Status closedStatusLocked() const;
     Result<std::uint32_t> resolve(std::span<const Segment> segments, Piece *out,
                                   TransientSet &transient) noexcept;
     Result<WireDescriptor> decodeDescriptor(const BulkDescriptor &descriptor,
@@ -185,9 +183,6 @@ private:
 
     // Guarded by m_mutex.
     mutable std::mutex m_mutex;
-    std::condition_variable m_space; // credit, slot or queue space freed, or closed
-    State m_state = State::connecting;
-    Status m_closeReason;
     std::uint32_t m_dataCredits = 0;
     std::uint32_t m_controlCredits = 0;
     std::uint32_t m_owedData = 0;

@@ -606,11 +606,9 @@ void VerbsConnection::close() noexcept
 {
     {
         std::lock_guard lock(m_mutex);
-        if (m_state == State::closed || m_state == State::closing) {
+        if (!beginCloseLocked()) {
             return;
         }
-        m_state = State::closing;
-        m_connected.store(false);
     }
     m_space.notify_all();
     requestTeardown({Errc::cancelled, "connection closed locally"});

@@ -48,6 +48,9 @@ protected:
                              const FileRange *file, std::uint64_t tag, Deadline deadline,
                              bool isGet) noexcept = 0;
 
+    // Where the connection is; guarded by the plugin's connection mutex, like m_closeReason.
+    enum class State : std::uint8_t { opening, established, closing, closed };
+
     // unavailable "connection to <peer> is closed[: <reason>]" (no reason while it is ok).
     Status closedStatus(const Status &reason) const
     {
@@ -63,6 +66,38 @@ protected:
         return {Errc::resource_exhausted,
                 std::string(what) + " queue to " + m_peer + " is full (depth " +
                     std::to_string(m_limits.queueDepth) + std::string(detail) + ")"};
+    }
+
+    // With the connection mutex held.
+    Status closedStatusLocked() const
+    {
+        return closedStatus(m_state == State::closed ? m_closeReason : Status{});
+    }
+    // A caller's wait for credit, with the connection mutex held: ok once `room()` while the
+    // connection is established; its closed status, or queueFull(queue, detail) at the deadline.
+    template <typename Room>
+    Status waitForRoomLocked(std::unique_lock<std::mutex> &lock, Deadline deadline,
+                             std::string_view queue, Room room, std::string_view detail = {})
+    {
+        if (!waitUntil(lock, m_space, deadline,
+                       [&] { return m_state != State::established || room(); })) {
+            return queueFull(queue, detail);
+        }
+        if (m_state != State::established) {
+            return closedStatusLocked();
+        }
+        return {};
+    }
+    // close(), with the connection mutex held: true for the first call on an open connection,
+    // now closing (the caller wakes waiters and has the teardown run on its I/O thread).
+    bool beginCloseLocked() noexcept
+    {
+        if (m_state == State::closed || m_state == State::closing) {
+            return false;
+        }
+        m_state = State::closing;
+        m_connected.store(false);
+        return true;
     }
 
     // A free slot of `exposures` for an exposure of `total` bytes: out_of_range beyond the
@@ -100,6 +135,10 @@ protected:
     std::atomic<void *> m_context{nullptr};
     std::atomic<bool> m_connected{false};
     Limits m_limits;
+    // Guarded by the plugin's connection mutex.
+    State m_state = State::opening;
+    Status m_closeReason;            // why it closed, once closed
+    std::condition_variable m_space; // credit or a slot freed, or the connection closed
 };
 
 } // namespace lutra::transport::kit

@@ -45,11 +45,6 @@ void copyAcross(const Segment *from, std::uint32_t fromCount, const Segment *to,
 
 // ---- Caller side
 
-Status LoopbackConnection::closedStatusLocked() const
-{
-    return closedStatus(m_state == State::closed ? m_closeReason : Status{});
-}
-
 void LoopbackConnection::deliverLocked(const Event &event) noexcept
 {
     if (m_state == State::closed || m_inbox.empty()) {
@@ -72,12 +67,10 @@ Status LoopbackConnection::send(std::span<const std::byte> message, Deadline dea
     if (auto status = kit::checkMessageSize(message.size(), m_limits); !status.ok()) {
         return status;
     }
-    if (!waitUntil(lock, m_space, deadline,
-                   [this] { return m_state != State::established || !m_freeMessages.empty(); })) {
-        return queueFull("send");
-    }
-    if (m_state != State::established) {
-        return closedStatusLocked();
+    if (auto status =
+            waitForRoomLocked(lock, deadline, "send", [this] { return !m_freeMessages.empty(); });
+        !status.ok()) {
+        return status;
     }
     const std::uint32_t slot = m_freeMessages.back();
     m_freeMessages.pop_back();
@@ -155,12 +148,9 @@ Status LoopbackConnection::startBulk(const BulkDescriptor &remote, std::span<con
     if (auto status = kit::checkBulkSize(*total, m_limits); !status.ok()) {
         return status;
     }
-    if (!waitUntil(lock, m_space, deadline,
-                   [this] { return m_state != State::established || !m_ops.full(); })) {
-        return queueFull("bulk");
-    }
-    if (m_state != State::established) {
-        return closedStatusLocked();
+    if (auto status = waitForRoomLocked(lock, deadline, "bulk", [this] { return !m_ops.full(); });
+        !status.ok()) {
+        return status;
     }
     const std::uint32_t slot = *m_ops.acquire();
     Op &op = m_ops[slot].value;

@@ -79,7 +79,6 @@ public:
     void teardown(const Status &reason) noexcept;
 
 private:
-    enum class State : std::uint8_t { established, closing, closed };
     struct Op {
         bool isGet = false;
         std::uint32_t count = 0;
@@ -98,7 +97,6 @@ private:
     Status startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
                      const FileRange *file, std::uint64_t tag, Deadline deadline,
                      bool isGet) noexcept override;
-    Status closedStatusLocked() const;
     // The peer's operation moves its bytes to or from our exposure; its result goes back.
     void serveBulkLocked(const Event &event) noexcept;
 
@@ -108,9 +106,6 @@ private:
     bool m_announced = false; // the host knows this connection: report its disconnect
 
     // Guarded by m_link->mutex.
-    std::condition_variable m_space; // a message or op slot freed, or the connection closed
-    State m_state = State::established;
-    Status m_closeReason;
     std::shared_ptr<LoopbackConnection> m_peerEnd; // until teardown
     std::vector<std::byte> m_messageBuffers;       // queueDepth × maxMessageSize
     std::vector<std::uint32_t> m_messageLength;    // per message slot

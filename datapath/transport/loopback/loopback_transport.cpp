@@ -253,11 +253,9 @@ void LoopbackConnection::close() noexcept
 {
     {
         std::lock_guard lock(m_link->mutex);
-        if (m_state != State::established) {
+        if (!beginCloseLocked()) {
             return;
         }
-        m_state = State::closing;
-        m_connected.store(false);
     }
     m_space.notify_all();
     // Teardown runs on the I/O thread, where the handlers run. If that thread has already
