@@ -92,20 +92,11 @@ bool TcpConnection::pushTxLocked(const FrameHeader &header, const iovec *payload
 Status TcpConnection::send(std::span<const std::byte> message, Deadline deadline) noexcept
 {
     std::unique_lock lock(m_mutex);
-    if (m_state != State::established) {
-        return closedStatusLocked();
+    const auto slot = takeMessageSlotLocked(lock, message.size(), deadline, m_freeMessages);
+    if (!slot.ok()) {
+        return slot.status();
     }
-    if (auto status = kit::checkMessageSize(message.size(), m_limits); !status.ok()) {
-        return status;
-    }
-    if (auto status =
-            waitForRoomLocked(lock, deadline, "send", [this] { return !m_freeMessages.empty(); });
-        !status.ok()) {
-        return status;
-    }
-    const std::uint32_t slot = m_freeMessages.back();
-    m_freeMessages.pop_back();
-    iovec &iov = m_messageIov[slot];
+    iovec &iov = m_messageIov[*slot];
     if (!message.empty()) {
         std::memcpy(iov.iov_base, message.data(), message.size());
     }
@@ -113,7 +104,7 @@ Status TcpConnection::send(std::span<const std::byte> message, Deadline deadline
     FrameHeader header;
     header.type = static_cast<std::uint8_t>(FrameType::message);
     header.length = message.size();
-    pushTxLocked(header, &iov, 1, message.size(), TxKind::message, slot);
+    pushTxLocked(header, &iov, 1, message.size(), TxKind::message, *slot);
     return {};
 }
 
@@ -186,17 +177,11 @@ Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Se
         return status;
     }
     std::unique_lock lock(m_mutex);
-    if (m_state != State::established) {
-        return closedStatusLocked();
+    const auto taken = takeOpSlotLocked(lock, total, deadline, m_ops);
+    if (!taken.ok()) {
+        return taken.status();
     }
-    if (auto status = kit::checkBulkSize(total, m_limits); !status.ok()) {
-        return status;
-    }
-    if (auto status = waitForRoomLocked(lock, deadline, "bulk", [this] { return !m_ops.full(); });
-        !status.ok()) {
-        return status;
-    }
-    const std::uint32_t slot = *m_ops.acquire();
+    const std::uint32_t slot = *taken;
     Op &op = m_ops[slot].value;
     op.isGet = isGet;
     op.count = static_cast<std::uint32_t>(local.size()); // 0 for a file put

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lutra::transport::kit {
 
@@ -87,6 +88,45 @@ protected:
             return closedStatusLocked();
         }
         return {};
+    }
+    // send()'s admission, with the connection mutex held: established, `size` within the
+    // negotiated maximum, and a slot of `freeSlots` by the deadline, which it takes.
+    Result<std::uint32_t> takeMessageSlotLocked(std::unique_lock<std::mutex> &lock,
+                                                std::size_t size, Deadline deadline,
+                                                std::vector<std::uint32_t> &freeSlots)
+    {
+        if (m_state != State::established) {
+            return closedStatusLocked();
+        }
+        if (auto status = checkMessageSize(size, m_limits); !status.ok()) {
+            return status;
+        }
+        if (auto status = waitForRoomLocked(lock, deadline, "send",
+                                            [&freeSlots] { return !freeSlots.empty(); });
+            !status.ok()) {
+            return status;
+        }
+        const std::uint32_t slot = freeSlots.back();
+        freeSlots.pop_back();
+        return slot;
+    }
+    // A bulk operation's admission, with the connection mutex held: established, `total` within
+    // the negotiated maximum, and a slot of `ops` by the deadline, which it takes.
+    template <typename T>
+    Result<std::uint32_t> takeOpSlotLocked(std::unique_lock<std::mutex> &lock, std::uint64_t total,
+                                           Deadline deadline, SlotTable<T> &ops)
+    {
+        if (m_state != State::established) {
+            return closedStatusLocked();
+        }
+        if (auto status = checkBulkSize(total, m_limits); !status.ok()) {
+            return status;
+        }
+        if (auto status = waitForRoomLocked(lock, deadline, "bulk", [&ops] { return !ops.full(); });
+            !status.ok()) {
+            return status;
+        }
+        return *ops.acquire();
     }
     // close(), with the connection mutex held: true for the first call on an open connection,
     // now closing (the caller wakes waiters and has the teardown run on its I/O thread).

@@ -61,19 +61,11 @@ void LoopbackConnection::deliverLocked(const Event &event) noexcept
 Status LoopbackConnection::send(std::span<const std::byte> message, Deadline deadline) noexcept
 {
     std::unique_lock lock(m_link->mutex);
-    if (m_state != State::established) {
-        return closedStatusLocked();
+    const auto taken = takeMessageSlotLocked(lock, message.size(), deadline, m_freeMessages);
+    if (!taken.ok()) {
+        return taken.status();
     }
-    if (auto status = kit::checkMessageSize(message.size(), m_limits); !status.ok()) {
-        return status;
-    }
-    if (auto status =
-            waitForRoomLocked(lock, deadline, "send", [this] { return !m_freeMessages.empty(); });
-        !status.ok()) {
-        return status;
-    }
-    const std::uint32_t slot = m_freeMessages.back();
-    m_freeMessages.pop_back();
+    const std::uint32_t slot = *taken;
     if (!message.empty()) {
         std::memcpy(&m_messageBuffers[std::size_t{slot} * m_limits.maxMessageSize], message.data(),
                     message.size());
@@ -142,17 +134,11 @@ Status LoopbackConnection::startBulk(const BulkDescriptor &remote, std::span<con
         return status;
     }
     std::unique_lock lock(m_link->mutex);
-    if (m_state != State::established) {
-        return closedStatusLocked();
+    const auto taken = takeOpSlotLocked(lock, *total, deadline, m_ops);
+    if (!taken.ok()) {
+        return taken.status();
     }
-    if (auto status = kit::checkBulkSize(*total, m_limits); !status.ok()) {
-        return status;
-    }
-    if (auto status = waitForRoomLocked(lock, deadline, "bulk", [this] { return !m_ops.full(); });
-        !status.ok()) {
-        return status;
-    }
-    const std::uint32_t slot = *m_ops.acquire();
+    const std::uint32_t slot = *taken;
     Op &op = m_ops[slot].value;
     op.isGet = isGet;
     op.count = static_cast<std::uint32_t>(local.size());
