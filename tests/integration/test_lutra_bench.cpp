@@ -138,7 +138,7 @@ private slots:
         QCOMPARE(exitCode, 0);
         verifyClientReport(report, "small-read",
                            {"vs_kernel_pread", "vs_kernel_pread_1KiB", "vs_kernel_pread_4KiB",
-                            "vs_fast_read_off"});
+                            "vs_fast_read_off", "vs_fast_read_off_1KiB", "vs_fast_read_off_4KiB"});
         verifyPositive(report["results"].toObject(),
                        {"lutra_1B_reads_per_s", "kernel_1B_reads_per_s", "lutra_4KiB_reads_per_s",
                         "kernel_4KiB_reads_per_s"});

@@ -128,7 +128,7 @@ Result<Report> runSmallReadBench(const BenchOptions &options, const LoopOptions 
                 return kernel.status();
             }
             const std::string name = sizeName(size);
-            if (size == 1) {
+            {
                 // LU-9749's honest ratio: the same client with its fast read turned off.
                 if (auto status = (*cluster)->setLlite("fast_read", "0"); !status) {
                     return status;
@@ -148,8 +148,9 @@ Result<Report> runSmallReadBench(const BenchOptions &options, const LoopOptions 
                 if (!slow) {
                     return slow.status().withContext("lutra pread, fast_read=0");
                 }
-                report.results["lutra_1B_fast_read_off_reads_per_s"] = rounded(*slow);
-                report.ratios["vs_fast_read_off"] = rounded(*lutra / *slow);
+                report.results["lutra_" + name + "_fast_read_off_reads_per_s"] = rounded(*slow);
+                report.ratios[size == 1 ? std::string("vs_fast_read_off")
+                                        : "vs_fast_read_off_" + name] = rounded(*lutra / *slow);
             }
             report.results["lutra_" + name + "_reads_per_s"] = rounded(*lutra);
             report.results["kernel_" + name + "_reads_per_s"] = rounded(*kernel);
