@@ -116,10 +116,7 @@ Result<BulkDescriptor> TcpConnection::exposeBulk(std::span<const Segment> segmen
         return total.status();
     }
     std::lock_guard lock(m_mutex);
-    if (m_state != State::established) {
-        return closedStatusLocked();
-    }
-    const auto slot = takeExposureSlot(m_exposures, *total);
+    const auto slot = takeExposureSlotLocked(m_exposures, *total);
     if (!slot.ok()) {
         return slot.status();
     }
@@ -130,12 +127,8 @@ Result<BulkDescriptor> TcpConnection::exposeBulk(std::span<const Segment> segmen
     for (std::size_t i = 0; i < segments.size(); ++i) {
         exposure.iov[i] = {segments[i].address, segments[i].length};
     }
-    WireDescriptor wire;
-    wire.access = static_cast<std::uint8_t>(access);
-    wire.slot = *slot;
-    wire.generation = m_exposures[*slot].generation;
-    wire.length = *total;
-    return kit::toDescriptor(wire);
+    return kit::describeSlot<WireDescriptor::kFormat>(access, *slot, m_exposures[*slot].generation,
+                                                      *total);
 }
 
 void TcpConnection::unexposeBulk(const BulkDescriptor &descriptor) noexcept
@@ -145,9 +138,7 @@ void TcpConnection::unexposeBulk(const BulkDescriptor &descriptor) noexcept
         return;
     }
     std::lock_guard lock(m_mutex);
-    if (m_exposures.find(wire->slot, wire->generation) != nullptr) {
-        m_exposures.release(wire->slot);
-    }
+    m_exposures.releaseIfCurrent(wire->slot, wire->generation);
 }
 
 Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Segment> local,

@@ -220,11 +220,8 @@ Result<BulkDescriptor> VerbsConnection::exposeBulk(std::span<const Segment> segm
     std::uint32_t slot = 0;
     {
         std::lock_guard lock(m_mutex);
-        if (m_state != State::established) {
-            return closedStatusLocked();
-        }
         // A new generation, never 0 ("not exposed").
-        const auto acquired = takeExposureSlot(m_exposures, total);
+        const auto acquired = takeExposureSlotLocked(m_exposures, total);
         if (!acquired.ok()) {
             return acquired.status();
         }

@@ -140,11 +140,15 @@ protected:
         return true;
     }
 
-    // A free slot of `exposures` for an exposure of `total` bytes: out_of_range beyond the
-    // negotiated bulk size, resource_exhausted when every slot is in use.
+    // exposeBulk's admission, with the connection mutex held: established, `total` within the
+    // negotiated bulk size (out_of_range), and a free slot of `exposures` (resource_exhausted
+    // when every one is in use), which it takes.
     template <typename T>
-    Result<std::uint32_t> takeExposureSlot(SlotTable<T> &exposures, std::uint64_t total) const
+    Result<std::uint32_t> takeExposureSlotLocked(SlotTable<T> &exposures, std::uint64_t total) const
     {
+        if (m_state != State::established) {
+            return closedStatusLocked();
+        }
         if (auto status = checkBulkSize(total, m_limits); !status.ok()) {
             return status;
         }

@@ -58,6 +58,16 @@ public:
         }
     }
 
+    // Frees (index, generation) if that is what the slot holds; false for a stale name.
+    bool releaseIfCurrent(std::uint32_t index, std::uint32_t generation) noexcept
+    {
+        if (find(index, generation) == nullptr) {
+            return false;
+        }
+        release(index);
+        return true;
+    }
+
     // The value of (index, generation) while that slot is active with that generation.
     T *find(std::uint32_t index, std::uint32_t generation) noexcept
     {

@@ -105,4 +105,16 @@ template <std::uint8_t Format> struct SlotDescriptor {
 };
 static_assert(sizeof(SlotDescriptor<0>) == 24);
 
+template <std::uint8_t Format>
+inline BulkDescriptor describeSlot(BulkAccess access, std::uint32_t slot, std::uint32_t generation,
+                                   std::uint64_t length) noexcept
+{
+    SlotDescriptor<Format> wire;
+    wire.access = static_cast<std::uint8_t>(access);
+    wire.slot = slot;
+    wire.generation = generation;
+    wire.length = length;
+    return toDescriptor(wire);
+}
+
 } // namespace lutra::transport::kit

@@ -83,10 +83,7 @@ Result<BulkDescriptor> LoopbackConnection::exposeBulk(std::span<const Segment> s
         return total.status();
     }
     std::lock_guard lock(m_link->mutex);
-    if (m_state != State::established) {
-        return closedStatusLocked();
-    }
-    const auto slot = takeExposureSlot(m_exposures, *total);
+    const auto slot = takeExposureSlotLocked(m_exposures, *total);
     if (!slot.ok()) {
         return slot.status();
     }
@@ -95,12 +92,8 @@ Result<BulkDescriptor> LoopbackConnection::exposeBulk(std::span<const Segment> s
     exposure.count = static_cast<std::uint32_t>(segments.size());
     exposure.total = *total;
     std::copy(segments.begin(), segments.end(), exposure.segments);
-    WireDescriptor wire;
-    wire.access = static_cast<std::uint8_t>(access);
-    wire.slot = *slot;
-    wire.generation = m_exposures[*slot].generation;
-    wire.length = *total;
-    return kit::toDescriptor(wire);
+    return kit::describeSlot<WireDescriptor::kFormat>(access, *slot, m_exposures[*slot].generation,
+                                                      *total);
 }
 
 void LoopbackConnection::unexposeBulk(const BulkDescriptor &descriptor) noexcept
@@ -111,9 +104,7 @@ void LoopbackConnection::unexposeBulk(const BulkDescriptor &descriptor) noexcept
     }
     // Under the link's mutex: a copy into or out of this memory is over, none starts after.
     std::lock_guard lock(m_link->mutex);
-    if (m_exposures.find(wire->slot, wire->generation) != nullptr) {
-        m_exposures.release(wire->slot);
-    }
+    m_exposures.releaseIfCurrent(wire->slot, wire->generation);
 }
 
 Status LoopbackConnection::startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
