@@ -8,12 +8,19 @@
 #include <unistd.h>
 
 #include <array>
+#include <vector>
 
 namespace lutra::tools {
 
 namespace {
 
 constexpr std::array<std::size_t, 3> kSizes{1, 1024, 4096};
+// The sides of each size, measured in turns.
+constexpr int kLutra = 0;
+constexpr int kLutraFastReadOff = 1;
+constexpr int kKernel = 2;
+constexpr int kSides = 3;
+constexpr int kRounds = 8;
 
 std::string sizeName(std::size_t size)
 {
@@ -94,7 +101,8 @@ Result<Report> runSmallReadBench(const BenchOptions &options, const LoopOptions 
                      {"file_kb", smallRead.fileKb},
                      {"duration_s", options.durationSeconds},
                      {"threads", 1},
-                     {"pattern", "sequential, wrapping; cached (read once to warm)"}};
+                     {"pattern", "sequential, wrapping; cached (read once to warm)"},
+                     {"rounds", kRounds}};
     const auto iteration = [&]() -> Status {
         std::array<std::byte, kSizes.back()> buffer{};
         const ReadAheadCounts before = (*cluster)->readAheadStats();
@@ -103,59 +111,61 @@ Result<Report> runSmallReadBench(const BenchOptions &options, const LoopOptions 
             return status;
         }
         for (const std::size_t size : kSizes) {
-            std::uint64_t offset = 0;
-            auto lutra = timedLoop(options.durationSeconds, [&]() -> Status {
-                auto got = (*file)->pread(std::span(buffer).first(size), offset);
-                if (!got) {
-                    return got.status();
-                }
-                offset = advance(offset, size, fileBytes);
-                return {};
-            });
-            if (!lutra) {
-                return lutra.status().withContext("lutra pread");
-            }
-            offset = 0;
-            auto kernel = timedLoop(options.durationSeconds, [&]() -> Status {
-                if (::pread(local.fd(), buffer.data(), size, static_cast<off_t>(offset)) !=
-                    static_cast<ssize_t>(size)) {
-                    return Status(Errc::io_error, "kernel pread failed");
-                }
-                offset = advance(offset, size, fileBytes);
-                return {};
-            });
-            if (!kernel) {
-                return kernel.status();
-            }
-            const std::string name = sizeName(size);
-            {
-                // LU-9749's honest ratio: the same client with its fast read turned off.
-                if (auto status = (*cluster)->setLlite("fast_read", "0"); !status) {
-                    return status;
-                }
-                offset = 0;
-                auto slow = timedLoop(options.durationSeconds, [&]() -> Status {
-                    auto got = (*file)->pread(std::span(buffer).first(size), offset);
-                    if (!got) {
-                        return got.status();
+            // The three sides take turns in short slices, each round in another order, and each
+            // side's rate is its median slice: a burst of load elsewhere on this shared machine
+            // then falls on all of them alike instead of on whichever ran during it.
+            std::array<std::uint64_t, kSides> offsets{};
+            std::array<std::vector<double>, kSides> rates;
+            const double slice = options.durationSeconds / kRounds;
+            for (int round = 0; round < kRounds; ++round) {
+                for (int turn = 0; turn < kSides; ++turn) {
+                    const int side = (round + turn) % kSides;
+                    std::uint64_t &offset = offsets[static_cast<std::size_t>(side)];
+                    if (side != kKernel) {
+                        // LU-9749's honest ratio: the same client with its fast read turned off.
+                        if (auto status = (*cluster)->setLlite(
+                                "fast_read", side == kLutraFastReadOff ? "0" : "1");
+                            !status) {
+                            return status;
+                        }
                     }
-                    offset = advance(offset, size, fileBytes);
-                    return {};
-                });
-                if (auto status = (*cluster)->setLlite("fast_read", "1"); !status) {
-                    return status;
+                    auto rate = timedLoop(slice, [&]() -> Status {
+                        if (side == kKernel) {
+                            if (::pread(local.fd(), buffer.data(), size,
+                                        static_cast<off_t>(offset)) != static_cast<ssize_t>(size)) {
+                                return Status(Errc::io_error, "kernel pread failed");
+                            }
+                        } else if (auto got = (*file)->pread(std::span(buffer).first(size), offset);
+                                   !got) {
+                            return got.status().withContext(side == kLutraFastReadOff
+                                                                ? "lutra pread, fast_read=0"
+                                                                : "lutra pread");
+                        }
+                        offset = advance(offset, size, fileBytes);
+                        return {};
+                    });
+                    if (!rate) {
+                        (void)(*cluster)->setLlite("fast_read", "1");
+                        return rate.status();
+                    }
+                    rates[static_cast<std::size_t>(side)].push_back(*rate);
                 }
-                if (!slow) {
-                    return slow.status().withContext("lutra pread, fast_read=0");
-                }
-                report.results["lutra_" + name + "_fast_read_off_reads_per_s"] = rounded(*slow);
-                report.ratios[size == 1 ? std::string("vs_fast_read_off")
-                                        : "vs_fast_read_off_" + name] = rounded(*lutra / *slow);
             }
-            report.results["lutra_" + name + "_reads_per_s"] = rounded(*lutra);
-            report.results["kernel_" + name + "_reads_per_s"] = rounded(*kernel);
+            if (auto status = (*cluster)->setLlite("fast_read", "1"); !status) {
+                return status;
+            }
+            const double lutra = median(rates[kLutra]);
+            const double slow = median(rates[kLutraFastReadOff]);
+            const double kernel = median(rates[kKernel]);
+            const std::string name = sizeName(size);
+            report.results["lutra_" + name + "_reads_per_s"] = rounded(lutra);
+            report.results["lutra_" + name + "_fast_read_off_reads_per_s"] = rounded(slow);
+            report.results["kernel_" + name + "_reads_per_s"] = rounded(kernel);
             report.ratios[size == 1 ? std::string("vs_kernel_pread") : "vs_kernel_pread_" + name] =
-                rounded(*lutra / *kernel);
+                rounded(lutra / kernel);
+            report
+                .ratios[size == 1 ? std::string("vs_fast_read_off") : "vs_fast_read_off_" + name] =
+                rounded(lutra / slow);
         }
         report.results["read_ahead_stats"] = readAheadDelta(before, (*cluster)->readAheadStats());
         return {};
