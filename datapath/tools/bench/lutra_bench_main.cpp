@@ -1,4 +1,5 @@
 // lutra-bench: lutra measured against a baseline in the same run, reported as ratios.
+#include "bench_crc_read.h"
 #include "bench_flush_job.h"
 #include "bench_loop.h"
 #include "bench_modes.h"
@@ -112,6 +113,22 @@ int main(int argc, char **argv)
     flushJobMode->add_option("--rounds", flushJob.rounds, "flushes of each kind")
         ->capture_default_str()
         ->check(CLI::Range(1u, 1000u));
+    CrcReadBenchOptions crcRead;
+    auto *crcReadMode = app.add_subcommand(
+        "crc-read", "the target's zero-copy read checksum pass: pread into a buffer vs mmap, "
+                    "CPU per MB");
+    crcReadMode->add_option("--file-mb", crcRead.fileMb, "size of the cached file")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 65536u));
+    crcReadMode->add_option("--rpc-kb", crcRead.rpcKb, "bytes per read / 1024")
+        ->capture_default_str()
+        ->check(CLI::Range(4u, 16384u));
+    crcReadMode->add_option("--threads", crcRead.threads, "threads summing at once")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 64u));
+    crcReadMode->add_option("--rounds", crcRead.rounds, "passes per way")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1000u));
     SmallReadBenchOptions smallRead;
     auto *smallReadMode = app.add_subcommand(
         "small-read", "1 B / 1 KiB / 4 KiB cached reads vs pread() from the kernel page cache");
@@ -223,6 +240,9 @@ int main(int argc, char **argv)
         }
         if (*flushMode) {
             return runFlushBench(options, flush);
+        }
+        if (*crcReadMode) {
+            return runCrcReadBench(options, crcRead);
         }
         if (*flushJobMode) {
             return runFlushJobBench(options, flushJob);
