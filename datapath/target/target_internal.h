@@ -3,6 +3,7 @@
 // target_ops.cpp (executing requests).
 
 #include "protocol/codec.h"
+#include "target/mapped_crcs.h"
 #include "target/target_server.h"
 
 #include <atomic>
@@ -27,6 +28,7 @@ struct OpenObject {
     ObjectHandle handle;
     std::string resource; // "ino:<n>": two names of one file share locks
     bool writable = false;
+    ObjectMapping mapping; // checksummed zero-copy reads sum the pages through it (no copy)
 };
 
 // One connected client. The connection's context points here; requests hold a shared_ptr so a

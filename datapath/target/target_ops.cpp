@@ -14,7 +14,8 @@ using jobs::JobStats;
 
 constexpr auto kReplyDeadline = std::chrono::seconds(10);
 constexpr auto kBulkDeadline = std::chrono::seconds(30);
-// A zero-copy read's CRC pass reads this much at a time: stays in cache while it is summed.
+// A zero-copy read's CRC pass without a mapping reads this much at a time: stays in cache while
+// it is summed.
 constexpr std::size_t kCrcChunkBytes = 256u << 10;
 static_assert(kCrcChunkBytes % kPageSize == 0);
 
@@ -129,11 +130,52 @@ void TargetServer::Impl::sendError(Session &session, Worker &worker, const Messa
     sendReply(session, worker, reply);
 }
 
+namespace {
+
+// The page CRCs of a zero-copy read's range into worker.crcs, summed straight from the page cache
+// through the object's mapping (no copy: lutra-bench crc-read, datapath/target/README.md); where
+// the file cannot be mapped, read in cache-sized chunks into the bulk buffer and summed there.
+// An object shrinking meanwhile (SIGBUS in the mapping, or a short read) is an io_error.
+Status zeroCopyPageCrcs(Worker &worker, const OpenObject &object, std::uint64_t offset,
+                        std::uint64_t length)
+{
+    const auto shrank = [&object] {
+        return Status(Errc::io_error,
+                      "read " + object.handle.name() + ": the object shrank while it was read");
+    };
+    if (auto mapping = object.mapping.cover(object.handle.fd(), offset + length); mapping) {
+        if (!guardedPageCrcs((*mapping)->bytes().subspan(offset, length),
+                             {worker.crcs.data(), (length + kPageSize - 1) / kPageSize})) {
+            return shrank();
+        }
+        return {};
+    }
+    for (std::uint64_t done = 0; done < length;) {
+        const std::size_t chunk = std::min<std::uint64_t>(kCrcChunkBytes, length - done);
+        auto got = object.handle.pread({worker.bulk.get(), chunk}, offset + done);
+        if (!got) {
+            return got.status();
+        }
+        if (*got != chunk) {
+            return shrank();
+        }
+        if (auto status =
+                computePageCrcs({worker.bulk.get(), chunk}, {worker.crcs.data() + done / kPageSize,
+                                                             (chunk + kPageSize - 1) / kPageSize});
+            !status) {
+            return status;
+        }
+        done += chunk;
+    }
+    return {};
+}
+
+} // namespace
+
 // A read served with bulkPutFile: the transport sends straight from the object's page cache.
-// With checksums, this thread computes the page CRCs meanwhile, reading the range in
-// cache-sized chunks (the send and the CRC pass overlap); a write racing the read makes the
-// client see a checksum mismatch, never unchecked data. unimplemented: the transport has no
-// file puts (nothing was sent).
+// With checksums, this thread computes the page CRCs meanwhile (zeroCopyPageCrcs: the send and
+// the CRC pass overlap); a write racing the read makes the client see a checksum mismatch, never
+// unchecked data. unimplemented: the transport has no file puts (nothing was sent).
 Result<ReadReply> TargetServer::Impl::readZeroCopy(Worker &worker, Session &session,
                                                    const OpenObject &object, std::uint64_t offset,
                                                    std::uint64_t bytes,
@@ -167,21 +209,7 @@ Result<ReadReply> TargetServer::Impl::readZeroCopy(Worker &worker, Session &sess
     }
     Status crcs;
     if (sums) {
-        for (std::uint64_t done = 0; done < length && crcs.ok();) {
-            const std::size_t chunk = std::min<std::uint64_t>(kCrcChunkBytes, length - done);
-            auto got = object.handle.pread({worker.bulk.get(), chunk}, offset + done);
-            if (!got) {
-                crcs = got.status();
-            } else if (*got != chunk) {
-                crcs = Status(Errc::io_error, "read " + object.handle.name() +
-                                                  ": the object shrank while it was read");
-            } else {
-                crcs = computePageCrcs(
-                    {worker.bulk.get(), chunk},
-                    {worker.crcs.data() + done / kPageSize, (chunk + kPageSize - 1) / kPageSize});
-            }
-            done += chunk;
-        }
+        crcs = zeroCopyPageCrcs(worker, object, offset, length);
     }
     // The put uses the descriptor and the fd until onBulkDone: wait even when the CRCs failed.
     put = waitBulk(worker);
