@@ -783,7 +783,8 @@ Result<PageRef> PageCache::grab(ObjectKey key, PageIndex index, JobTag job, Wait
     }
     markAccessed(*page);
     if (page->job.load(std::memory_order_relaxed) != job) {
-        moveJob(shard, *page, kPinnedByCaller, job);
+        const SeenPage pinned{page, kPinnedByCaller};
+        moveJob(shard, std::span(&pinned, 1), job);
     }
     PageRef ref(this, page, false);
     if (!ref.lock(wait)) {
@@ -811,6 +812,8 @@ std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span
     };
     std::size_t copied = 0;
     std::size_t pages = 0;
+    std::array<SeenPage, 16> moves;
+    std::size_t moving = 0;
     while (copied < out.size()) {
         const std::uint64_t pos = offset + copied;
         const PageIndex index = pos >> kPageShift;
@@ -858,13 +861,21 @@ std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span
             }
         }
         if (page->job.load(std::memory_order_relaxed) != job) {
-            moveJob(shardOfKey(), *page, seen, job);
+            // Another job's page: moved to this job's ring after the copies, in one lock hold.
+            moves[moving++] = SeenPage{page, seen};
+            if (moving == moves.size()) {
+                moveJob(shardOfKey(), moves, job);
+                moving = 0;
+            }
         }
         copied += n;
         ++pages;
         if (hint != nullptr) {
             hint->page = page;
         }
+    }
+    if (moving != 0) {
+        moveJob(shardOfKey(), std::span(moves).first(moving), job);
     }
     if (pages != 0) {
         m_counters.add(cache_hit, pages);
@@ -875,20 +886,22 @@ std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span
     return copied;
 }
 
-void PageCache::moveJob(Shard &shard, Page &page, std::uint64_t seen, JobTag job) noexcept
+void PageCache::moveJob(Shard &shard, std::span<const SeenPage> pages, JobTag job) noexcept
 {
     std::unique_lock lock(shard.mutex);
-    const std::uint64_t state = page.state.load(std::memory_order_acquire);
-    // On the index still, the same page the caller saw (a pinned page cannot leave it);
-    // otherwise the tag is a hint not worth chasing.
-    if ((state & Page::kCached) == 0 ||
-        (seen != kPinnedByCaller && Page::generation(state) != Page::generation(seen)) ||
-        page.job.load(std::memory_order_relaxed) == job) {
-        return;
+    for (const auto &[page, seen] : pages) {
+        const std::uint64_t state = page->state.load(std::memory_order_acquire);
+        // On the index still, the same page the caller saw (a pinned page cannot leave it);
+        // otherwise the tag is a hint not worth chasing.
+        if ((state & Page::kCached) == 0 ||
+            (seen != kPinnedByCaller && Page::generation(state) != Page::generation(seen)) ||
+            page->job.load(std::memory_order_relaxed) == job) {
+            continue;
+        }
+        shard.jobs.remove(page);
+        page->job.store(job, std::memory_order_relaxed);
+        shard.jobs.insert(page);
     }
-    shard.jobs.remove(&page);
-    page.job.store(job, std::memory_order_relaxed);
-    shard.jobs.insert(&page);
 }
 
 bool PageCache::contains(ObjectKey key, PageIndex index) const noexcept
@@ -977,14 +990,14 @@ void PageCache::endWriteback(std::span<PageRef> pages, bool written) noexcept
 
 // Unhashes `pages` (retired; the shard lock is held exclusively) and frees them under one LRU
 // lock hold.
-void PageCache::dropLocked(Shard &shard, std::span<const Victim> pages) noexcept
+void PageCache::dropLocked(Shard &shard, std::span<const SeenPage> pages) noexcept
 {
-    for (const Victim &victim : pages) {
+    for (const SeenPage &victim : pages) {
         shard.remove(victim.page);
     }
     {
         std::lock_guard lru(m_lruMutex);
-        for (const Victim &victim : pages) {
+        for (const SeenPage &victim : pages) {
             unlink(victim.page);
             pushFree(victim.page, victim.state);
         }
@@ -1002,7 +1015,7 @@ ReleaseCounts PageCache::releaseRing(Shard &shard, FindRing findRing, RingLinks 
                                      Filter filter, Batching batching, ReleaseCounts counts)
 {
     const std::size_t batch = batching == Batching::batched ? m_releaseBatch : 1;
-    std::array<Victim, kMaxBatch> victims{};
+    std::array<SeenPage, kMaxBatch> victims{};
     std::size_t dirty = 0;
     std::size_t busy = 0;
     for (;;) {
@@ -1039,7 +1052,7 @@ ReleaseCounts PageCache::releaseRing(Shard &shard, FindRing findRing, RingLinks 
         if (n == 0) {
             break;
         }
-        dropLocked(shard, std::span<const Victim>(victims.data(), n));
+        dropLocked(shard, std::span<const SeenPage>(victims.data(), n));
         counts.dropped += n;
         ++counts.lockHolds;
         if (!more) {
@@ -1055,7 +1068,7 @@ template <typename Filter> ReleaseCounts PageCache::releaseScan(Filter filter, B
 {
     const std::size_t batch = batching == Batching::batched ? m_releaseBatch : 1;
     ReleaseCounts counts;
-    std::array<Victim, kMaxBatch> victims{};
+    std::array<SeenPage, kMaxBatch> victims{};
     for (std::size_t s = 0; s <= m_shardMask; ++s) {
         Shard &shard = m_shards[s];
         std::size_t bucket = 0;
@@ -1095,7 +1108,7 @@ template <typename Filter> ReleaseCounts PageCache::releaseScan(Filter filter, B
                 }
             }
             if (n != 0) {
-                dropLocked(shard, std::span<const Victim>(victims.data(), n));
+                dropLocked(shard, std::span<const SeenPage>(victims.data(), n));
                 counts.dropped += n;
                 ++counts.lockHolds;
             }

@@ -266,9 +266,11 @@ private:
         std::size_t size = 0;
     };
     enum QueueId : std::uint8_t { q_none, q_small, q_main };
-    struct Victim {
+    // A page and its state as the caller saw it (a release: before it retired the page; a
+    // hit: before it copied).
+    struct SeenPage {
         Page *page;
-        std::uint64_t state; // its state before it was retired
+        std::uint64_t state;
     };
     template <typename FindRing, typename Filter>
     ReleaseCounts releaseRing(Shard &shard, FindRing findRing, RingLinks Page::*ring, Filter filter,
@@ -278,9 +280,10 @@ private:
     Shard &shardFor(const ObjectKey &key) const noexcept;
     Result<Page *> allocPage();
     std::size_t reclaimLocked(std::size_t want) noexcept;
-    void dropLocked(Shard &shard, std::span<const Victim> pages) noexcept;
-    // Moves a page to `job`'s ring (the job tag a hit or grab found different).
-    void moveJob(Shard &shard, Page &page, std::uint64_t seen, JobTag job) noexcept;
+    void dropLocked(Shard &shard, std::span<const SeenPage> pages) noexcept;
+    // Moves pages to `job`'s ring (the job tag a hit or grab found different), under one hold
+    // of the shard lock. `state`: what the caller saw of each page.
+    void moveJob(Shard &shard, std::span<const SeenPage> pages, JobTag job) noexcept;
     void accountDirty(const Page &page, int delta) noexcept;
     static void markAccessed(Page &page) noexcept;
     // The page's readahead mark was just cleared by its first reader.
