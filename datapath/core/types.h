@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace lutra::engine {
+namespace lutra::core {
 
 inline constexpr std::size_t kPageSize = 4096;
 inline constexpr std::size_t kPageShift = 12;
@@ -40,4 +40,4 @@ using PageIndex = std::uint64_t; // byte offset >> kPageShift
 // small number, not a string. 0 means "no job".
 using JobTag = std::uint32_t;
 
-} // namespace lutra::engine
+} // namespace lutra::core
