@@ -15,7 +15,7 @@ namespace lutra::client {
 namespace {
 
 using cache::PageRef;
-using engine::kPageSize;
+using core::kPageSize;
 
 // Waits for a set of submitted write RPCs; each completion reports into its own slot. Reused
 // across calls (reset keeps the vectors' capacity).
@@ -118,8 +118,8 @@ struct SlowRead {
     std::vector<SlowPiece> pieces;
     std::vector<locks::LockRef> locks;
     std::vector<PageFill *> fills;
-    std::vector<engine::PageIndex> demandFirst;
-    std::vector<engine::PageIndex> demandLast;
+    std::vector<core::PageIndex> demandFirst;
+    std::vector<core::PageIndex> demandLast;
     std::vector<std::uint8_t> noLock; // readahead found no lock to read this target under
 
     void prepare(std::size_t targets)
@@ -227,8 +227,8 @@ void TargetContext::closed(std::uint64_t objectId, std::uint64_t handle)
     }
 }
 
-Result<locks::Grant> TargetContext::enqueue(const engine::ObjectKey &key, locks::LockMode mode,
-                                            engine::JobTag job)
+Result<locks::Grant> TargetContext::enqueue(const core::ObjectKey &key, locks::LockMode mode,
+                                            core::JobTag job)
 {
     const auto state = object(key.object);
     if (!state) {
@@ -249,7 +249,7 @@ Result<locks::Grant> TargetContext::enqueue(const engine::ObjectKey &key, locks:
                                                : locks::LockMode::PR};
 }
 
-Status TargetContext::cancel(const engine::ObjectKey & /*key*/, locks::RemoteHandle handle)
+Status TargetContext::cancel(const core::ObjectKey & /*key*/, locks::RemoteHandle handle)
 {
     protocol::LockCancelRequest request;
     request.lockHandle = handle;
@@ -376,7 +376,7 @@ Status Engine::fillOne(TargetContext &target, ObjectState &object, PageRef &page
     PageRef mine = page.pin();
     PageFill &fill = fills.start();
     fill.pages.push_back(std::move(page));
-    const engine::PageIndex index = mine.index();
+    const core::PageIndex index = mine.index();
     if (auto status = fills.run(fill, *target.osc, object.handle.load(), job, lock, index, index);
         !status) {
         return status;
@@ -392,9 +392,9 @@ Status Engine::readFile(FileData &file, std::uint64_t offset, std::span<std::byt
                         std::uint64_t fileSize)
 {
     const StripeLayout &layout = options.layout;
-    const engine::JobTag tag = jobs.currentTag();
-    const engine::PageIndex firstPage = offset / kPageSize;
-    const engine::PageIndex lastPage = (offset + out.size() - 1) / kPageSize;
+    const core::JobTag tag = jobs.currentTag();
+    const core::PageIndex firstPage = offset / kPageSize;
+    const core::PageIndex lastPage = (offset + out.size() - 1) / kPageSize;
     const std::uint64_t marker = file.marker.load(std::memory_order_relaxed);
     const bool touchesMarker = marker >= firstPage && marker <= lastPage;
 
@@ -435,7 +435,7 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
 {
     const StripeLayout &layout = options.layout;
     const std::string_view job = jobs.current();
-    const engine::JobTag tag = jobs.currentTag();
+    const core::JobTag tag = jobs.currentTag();
     const std::uint64_t end = offset + out.size();
     ThreadScratch<SlowRead> scratch;
     SlowRead &read = *scratch;
@@ -460,8 +460,8 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
     for (std::uint64_t pos = from; pos < end;) {
         const auto piece = layout.pieceAt(pos, end - pos);
         read.pieces.push_back({piece.target, pos, piece.objectOffset, piece.length, 0, 0});
-        const engine::PageIndex first = piece.objectOffset / kPageSize;
-        const engine::PageIndex last = (piece.objectOffset + piece.length - 1) / kPageSize;
+        const core::PageIndex first = piece.objectOffset / kPageSize;
+        const core::PageIndex last = (piece.objectOffset + piece.length - 1) / kPageSize;
         if (read.demandFirst[piece.target] > read.demandLast[piece.target]) {
             read.demandFirst[piece.target] = first;
         }
@@ -489,8 +489,8 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
         piece.valid =
             size > piece.objectOffset ? std::min(piece.length, size - piece.objectOffset) : 0;
         piece.firstPinned = read.pinned.size();
-        const engine::ObjectKey key = file.keys[piece.target];
-        for (engine::PageIndex index = piece.objectOffset / kPageSize;
+        const core::ObjectKey key = file.keys[piece.target];
+        for (core::PageIndex index = piece.objectOffset / kPageSize;
              index * kPageSize < piece.objectOffset + piece.valid; ++index) {
             auto page = grabForIo(key, index, tag);
             if (!page) {
@@ -532,13 +532,13 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
         plan = file.readahead.onRead(info);
         file.marker.store(file.readahead.marker(), std::memory_order_relaxed);
     }
-    const engine::PageIndex readFirst = from / kPageSize;
-    const engine::PageIndex readLast = (end - 1) / kPageSize;
+    const core::PageIndex readFirst = from / kPageSize;
+    const core::PageIndex readLast = (end - 1) / kPageSize;
     // readahead_pages: only pages sent for. A page the plan names that is cached or being filled
     // (a page two ranks' chunks share, another reader's window) is given back, not fetched again.
     std::uint64_t fetched = 0;
     while (auto range = plan.next()) {
-        for (engine::PageIndex filePage = range->first; filePage < range->end(); ++filePage) {
+        for (core::PageIndex filePage = range->first; filePage < range->end(); ++filePage) {
             if (filePage >= readFirst && filePage <= readLast) {
                 readahead.release(1); // the read's own
                 continue;
@@ -630,16 +630,16 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
 {
     TargetContext &target = *targets[targetIndex];
     ObjectState &object = *file.objects[targetIndex];
-    const engine::ObjectKey key = file.keys[targetIndex];
+    const core::ObjectKey key = file.keys[targetIndex];
     const std::string_view job = jobs.current();
-    const engine::JobTag tag = jobs.currentTag();
+    const core::JobTag tag = jobs.currentTag();
     {
         auto lock = target.locks->acquire(key, locks::LockMode::PW, tag);
         if (!lock) {
             return lock.status().withContext("write lock");
         }
         const std::uint64_t end = offset + in.size();
-        for (engine::PageIndex index = offset / kPageSize; index * kPageSize < end; ++index) {
+        for (core::PageIndex index = offset / kPageSize; index * kPageSize < end; ++index) {
             const std::uint64_t pageStart = index * kPageSize;
             const std::uint64_t from = std::max(pageStart, offset);
             const std::uint64_t to = std::min(pageStart + kPageSize, end);
@@ -684,7 +684,7 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
     return in.size();
 }
 
-Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::ObjectKey &key,
+Result<std::uint64_t> Engine::writeBack(TargetContext &target, const core::ObjectKey &key,
                                         ObjectState &object, std::string_view job,
                                         transport::Deadline deadline)
 {
@@ -712,7 +712,7 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
         scratch->run.resize(std::size_t{maxPages} * depth);
     }
     Status firstError;
-    engine::PageIndex from = 0;
+    core::PageIndex from = 0;
     for (;;) {
         std::size_t n = 0;
         for (std::uint32_t runs = 0; runs < depth; ++runs) {
@@ -736,7 +736,7 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
         waiter.reset(scratch->pieces.size());
         for (std::size_t p = 0; p < scratch->pieces.size(); ++p) {
             const RpcPiece &piece = scratch->pieces[p];
-            const engine::PageIndex pieceLast = run[piece.first + piece.count - 1].index();
+            const core::PageIndex pieceLast = run[piece.first + piece.count - 1].index();
             std::uint64_t lastBytes = kPageSize;
             if ((pieceLast + 1) * kPageSize > size && size > pieceLast * kPageSize) {
                 lastBytes = size - pieceLast * kPageSize; // the object ends inside this page
@@ -775,8 +775,8 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const engine::Obj
     return written;
 }
 
-Result<PageRef> Engine::grabForIo(const engine::ObjectKey &key, engine::PageIndex index,
-                                  engine::JobTag tag)
+Result<PageRef> Engine::grabForIo(const core::ObjectKey &key, core::PageIndex index,
+                                  core::JobTag tag)
 {
     constexpr int kAttempts = 200;
     for (int attempt = 0;; ++attempt) {
@@ -812,7 +812,7 @@ void Engine::ageLocks()
 Result<Engine::CleanupReport> Engine::cleanup(std::string_view job, transport::Deadline deadline)
 {
     CleanupReport report;
-    const engine::JobTag tag = job.empty() ? 0 : jobs.tag(job);
+    const core::JobTag tag = job.empty() ? 0 : jobs.tag(job);
     const std::string writer = job.empty() ? std::string("lutra.cleanup") : std::string(job);
     const auto pastDeadline = [&] { return transport::Clock::now() >= deadline; };
     // Readahead in flight lands first, so it can be dropped with the rest.

@@ -53,7 +53,7 @@ struct ObjectState {
     // bit only costs an extra write-back): a job's flush writes back these objects only.
     std::atomic<std::uint64_t> dirtiedBy{0};
 
-    static std::uint64_t jobBit(engine::JobTag tag) noexcept
+    static std::uint64_t jobBit(core::JobTag tag) noexcept
     {
         return std::uint64_t{1} << (tag % 64);
     }
@@ -67,9 +67,9 @@ public:
     TargetContext(Engine &engine, std::uint32_t index, RpcSession &session);
     ~TargetContext() override;
 
-    Result<locks::Grant> enqueue(const engine::ObjectKey &key, locks::LockMode mode,
-                                 engine::JobTag job) override;
-    Status cancel(const engine::ObjectKey &key, locks::RemoteHandle handle) override;
+    Result<locks::Grant> enqueue(const core::ObjectKey &key, locks::LockMode mode,
+                                 core::JobTag job) override;
+    Status cancel(const core::ObjectKey &key, locks::RemoteHandle handle) override;
 
     std::shared_ptr<ObjectState> object(std::uint64_t objectId);
     // Every object open on this target, with its id.
@@ -98,7 +98,7 @@ private:
 struct FileData {
     explicit FileData(readahead::ReadaheadMount &mount) : readahead(mount) {}
 
-    std::vector<engine::ObjectKey> keys; // per target
+    std::vector<core::ObjectKey> keys; // per target
     std::vector<std::shared_ptr<ObjectState>> objects;
     std::mutex readaheadMutex;
     readahead::FileReadahead readahead; // guarded by readaheadMutex
@@ -136,7 +136,7 @@ public:
                                     std::span<const std::byte> in);
     // Writes back every dirty page of the object (fsync, close, dirty limit, lock cancel). With
     // a `deadline` (a job's flush) what is not written by then stays dirty: Errc::timeout.
-    Result<std::uint64_t> writeBack(TargetContext &target, const engine::ObjectKey &key,
+    Result<std::uint64_t> writeBack(TargetContext &target, const core::ObjectKey &key,
                                     ObjectState &object, std::string_view job,
                                     transport::Deadline deadline = transport::Deadline::max());
 
@@ -186,8 +186,8 @@ private:
     transport::Deadline deadline() const { return transport::deadlineIn(options.rpcTimeout); }
     // grab for the demand path: when the cache is full of dirty pages, write back and retry
     // (readers and writers wait for room, they do not fail).
-    Result<cache::PageRef> grabForIo(const engine::ObjectKey &key, engine::PageIndex index,
-                                     engine::JobTag tag);
+    Result<cache::PageRef> grabForIo(const core::ObjectKey &key, core::PageIndex index,
+                                     core::JobTag tag);
     // Ages the lock LRUs (lru_max_age) about once a second.
     void ageLocks();
     std::mutex m_agingMutex;

@@ -10,7 +10,7 @@ namespace lutra::client {
 
 namespace {
 
-using engine::kPageSize;
+using core::kPageSize;
 
 struct FastReadContext {
     const Engine *engine = nullptr;
@@ -26,7 +26,7 @@ struct FastReadContext {
     // The thread's job, its tag and its job_stats counters: looked up when the job changes.
     char job[JobIds::kMaxJobIdLength] = {};
     std::size_t jobLength = 0;
-    engine::JobTag tag = 0;
+    core::JobTag tag = 0;
     bool jobStatsBound = false; // jobStats points at `job`
     jobs::JobStats::JobRef jobStats;
     // The page the last read ended in: the next read in it skips the cache's index.
@@ -110,7 +110,7 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
             return false;
         }
     }
-    const engine::PageIndex firstPage = offset / kPageSize;
+    const core::PageIndex firstPage = offset / kPageSize;
     const std::uint64_t marker = file.marker.load(std::memory_order_relaxed);
     if (marker >= firstPage && marker <= (end - 1) / kPageSize) {
         return false; // the slow path starts the next readahead window

@@ -18,7 +18,7 @@ struct ThreadJob {
     std::uint64_t generation = 0;
     std::uint64_t owner = 0; // JobIds instance the cache belongs to
     std::string taggedJob;   // the job id `tag` belongs to
-    engine::JobTag tag = 0;
+    core::JobTag tag = 0;
     std::uint64_t tagOwner = 0;
 };
 
@@ -132,7 +132,7 @@ std::string JobIds::compute() const
     return out.empty() ? std::string("unknown") : out;
 }
 
-engine::JobTag JobIds::currentTag()
+core::JobTag JobIds::currentTag()
 {
     const std::string_view job = current();
     if (t_job.tagOwner != m_instance || t_job.taggedJob != job) {
@@ -143,7 +143,7 @@ engine::JobTag JobIds::currentTag()
     return t_job.tag;
 }
 
-engine::JobTag JobIds::tag(std::string_view jobId)
+core::JobTag JobIds::tag(std::string_view jobId)
 {
     if (jobId.empty()) {
         return 0;
@@ -156,13 +156,13 @@ engine::JobTag JobIds::tag(std::string_view jobId)
     if (m_names.size() >= kMaxTags) {
         return 0;
     }
-    const auto tag = static_cast<engine::JobTag>(m_names.size());
+    const auto tag = static_cast<core::JobTag>(m_names.size());
     m_names.emplace_back(jobId);
     m_tags.emplace(std::string(jobId), tag);
     return tag;
 }
 
-std::string JobIds::name(engine::JobTag tag) const
+std::string JobIds::name(core::JobTag tag) const
 {
     std::lock_guard lock(m_mutex);
     return tag < m_names.size() ? m_names[tag] : std::string();

@@ -8,8 +8,8 @@
 
 #include <lutra/status.h>
 
-#include "core/engine/types.h"
 #include "core/params/catalog.h"
+#include "core/types.h"
 
 #include <atomic>
 #include <mutex>
@@ -38,11 +38,11 @@ public:
     static void setThreadJobId(std::string_view jobId);
 
     // The tag of a job id, created on first use (0 when the table is full or the id is empty).
-    engine::JobTag tag(std::string_view jobId);
+    core::JobTag tag(std::string_view jobId);
     // The tag of current(), remembered per thread: the I/O path pays neither the table's lock
     // nor an allocation.
-    engine::JobTag currentTag();
-    std::string name(engine::JobTag tag) const;
+    core::JobTag currentTag();
+    std::string name(core::JobTag tag) const;
 
     // Validates and sets jobid_var: an environment variable name, procname_uid or disable.
     Status setJobIdVar(std::string_view value);
@@ -62,7 +62,7 @@ private:
     std::string m_var{params::catalog::defaultTextOf(params::catalog::kJobIds, "jobid_var")};
     std::string m_name{params::catalog::defaultTextOf(params::catalog::kJobIds, "jobid_name")};
     std::atomic<std::uint64_t> m_generation{1};
-    std::unordered_map<std::string, engine::JobTag> m_tags;
+    std::unordered_map<std::string, core::JobTag> m_tags;
     std::vector<std::string> m_names{std::string()}; // index = tag; 0 is "no job"
 };
 

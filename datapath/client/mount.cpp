@@ -166,7 +166,7 @@ struct File::Impl {
     Status refreshSizes()
     {
         const std::string job(mount->jobs.current());
-        const engine::JobTag tag = mount->jobs.tag(job);
+        const core::JobTag tag = mount->jobs.tag(job);
         std::vector<std::uint8_t> stale(data.objects.size());
         for (std::size_t t = 0; t < data.objects.size(); ++t) {
             stale[t] = data.objects[t]->sizeStale.exchange(false) ? 1 : 0;

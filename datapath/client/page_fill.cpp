@@ -7,7 +7,7 @@
 namespace lutra::client {
 
 using cache::PageRef;
-using engine::kPageSize;
+using core::kPageSize;
 
 void planPieces(std::span<const PageRef> pages, std::uint32_t maxPages,
                 std::vector<RpcPiece> &pieces, std::vector<transport::Segment> &segments)
@@ -81,8 +81,8 @@ void FillPool::abandon(PageFill &fill)
 }
 
 void FillPool::submit(PageFill &fill, Osc &osc, std::uint64_t handle, std::string_view job,
-                      const locks::LockRef &lock, engine::PageIndex demandFirst,
-                      engine::PageIndex demandLast)
+                      const locks::LockRef &lock, core::PageIndex demandFirst,
+                      core::PageIndex demandLast)
 {
     if (fill.pages.empty()) {
         std::lock_guard guard(fill.m_mutex);
@@ -102,8 +102,8 @@ void FillPool::submit(PageFill &fill, Osc &osc, std::uint64_t handle, std::strin
 
     std::size_t demandPieces = 0;
     for (const RpcPiece &piece : fill.m_pieces) {
-        const engine::PageIndex first = fill.pages[piece.first].index();
-        const engine::PageIndex last = fill.pages[piece.first + piece.count - 1].index();
+        const core::PageIndex first = fill.pages[piece.first].index();
+        const core::PageIndex last = fill.pages[piece.first + piece.count - 1].index();
         const bool demand = first <= demandLast && last >= demandFirst;
         fill.m_pieceIsDemand.push_back(demand ? 1 : 0);
         demandPieces += demand ? 1 : 0;

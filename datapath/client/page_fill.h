@@ -52,7 +52,7 @@ public:
 
 private:
     friend class FillPool;
-    bool isDemand(engine::PageIndex index) const noexcept
+    bool isDemand(core::PageIndex index) const noexcept
     {
         return index >= m_demandFirst && index <= m_demandLast;
     }
@@ -64,8 +64,8 @@ private:
     std::string m_job;          // the RPCs' job id: must live until the last completion
     locks::LockRef m_lock;      // the lock the pages are read under, held until the last RPC
     std::uint64_t m_cookie = 0; // its handle, each filled page's lock cookie
-    engine::PageIndex m_demandFirst = 1;
-    engine::PageIndex m_demandLast = 0;
+    core::PageIndex m_demandFirst = 1;
+    core::PageIndex m_demandLast = 0;
     unsigned m_epoch = 0;
 
     std::mutex m_mutex;
@@ -90,15 +90,14 @@ public:
     // so (PageRef::markReadahead) when they land, one budget page given back to `readahead` per
     // page landed or failed. Every submitted fill must be waited for, once.
     void submit(PageFill &fill, Osc &osc, std::uint64_t handle, std::string_view job,
-                const locks::LockRef &lock, engine::PageIndex demandFirst,
-                engine::PageIndex demandLast);
+                const locks::LockRef &lock, core::PageIndex demandFirst,
+                core::PageIndex demandLast);
     // Waits for the demand RPCs of a submitted fill and returns their first error. `fill` must
     // not be used after this call.
     Status wait(PageFill &fill);
     // submit() and wait().
     Status run(PageFill &fill, Osc &osc, std::uint64_t handle, std::string_view job,
-               const locks::LockRef &lock, engine::PageIndex demandFirst,
-               engine::PageIndex demandLast)
+               const locks::LockRef &lock, core::PageIndex demandFirst, core::PageIndex demandLast)
     {
         submit(fill, osc, handle, job, lock, demandFirst, demandLast);
         return wait(fill);

@@ -63,12 +63,12 @@ struct Process {
 // Grants every enqueue; cancels always succeed (the failure under test is the write-back).
 class GrantingRpc final : public locks::LockRpc {
 public:
-    Result<locks::Grant> enqueue(const engine::ObjectKey &, locks::LockMode mode,
-                                 engine::JobTag) override
+    Result<locks::Grant> enqueue(const core::ObjectKey &, locks::LockMode mode,
+                                 core::JobTag) override
     {
         return locks::Grant{++m_handle, mode};
     }
-    Status cancel(const engine::ObjectKey &, locks::RemoteHandle) override { return {}; }
+    Status cancel(const core::ObjectKey &, locks::RemoteHandle) override { return {}; }
 
 private:
     std::atomic<locks::RemoteHandle> m_handle{0};

@@ -13,7 +13,7 @@
 //  * objectRing, jobRing: the page's index shard lock;
 //  * lruNext, lruPrev, queue: the cache's LRU lock (which also guards the free list).
 
-#include "core/engine/types.h"
+#include "core/types.h"
 
 #include <atomic>
 #include <cstddef>
@@ -59,10 +59,10 @@ struct Page {
 
     // What a lock-free reader touches, first: one cache line.
     std::atomic<std::uint64_t> state{0};
-    std::atomic<engine::JobTag> job{0};
+    std::atomic<core::JobTag> job{0};
     std::atomic<std::uint32_t> pins{0}; // PageRef holders (I/O, write-back, slow-path copy)
-    engine::ObjectKey key;
-    engine::PageIndex index = 0;
+    core::ObjectKey key;
+    core::PageIndex index = 0;
     std::byte *data = nullptr;
     std::atomic<Page *> hashNext{nullptr}; // page hash chain of the shard
 

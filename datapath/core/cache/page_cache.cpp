@@ -36,7 +36,7 @@ std::uint64_t mix(std::uint64_t x)
 
 std::size_t objectHash(const ObjectKey &key)
 {
-    return engine::ObjectKeyHash{}(key);
+    return core::ObjectKeyHash{}(key);
 }
 
 // An object's pages take consecutive buckets from a start its hash picks (bits the shard

@@ -10,9 +10,9 @@
 
 #include "core/cache/page.h"
 #include "core/cache/page_pool.h"
-#include "core/engine/types.h"
 #include "core/params/catalog.h"
 #include "core/params/counters.h"
+#include "core/types.h"
 
 #include <atomic>
 #include <cstddef>
@@ -32,11 +32,11 @@ class ParamGroup;
 
 namespace lutra::cache {
 
-using engine::JobTag;
-using engine::kPageShift;
-using engine::kPageSize;
-using engine::ObjectKey;
-using engine::PageIndex;
+using core::JobTag;
+using core::kPageShift;
+using core::kPageSize;
+using core::ObjectKey;
+using core::PageIndex;
 
 inline constexpr std::size_t kPagesPerMiB = (1u << 20) / kPageSize;
 // Pages moved per lock hold on release and reclaim (Linux's folio_batch holds 31).

@@ -4,7 +4,7 @@
 
 namespace lutra::cache {
 
-using engine::kPageSize;
+using core::kPageSize;
 
 PagePool::PagePool(std::size_t chunkBytes, ChunkHooks hooks)
     : m_chunkPages(chunkBytes < kPageSize ? 1 : (chunkBytes + kPageSize - 1) / kPageSize),

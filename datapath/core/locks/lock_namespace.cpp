@@ -78,10 +78,10 @@ std::string_view cancelReasonName(CancelReason reason) noexcept
 }
 
 struct LockRef::Lock {
-    engine::ObjectKey key;
+    core::ObjectKey key;
     LockMode mode = LockMode::PR; // fixed once granted
     RemoteHandle handle = 0;      // fixed once granted
-    engine::JobTag job = 0;
+    core::JobTag job = 0;
     State state = State::enqueuing;
     CancelReason reason = CancelReason::lru;
     std::uint32_t users = 0;
@@ -135,9 +135,9 @@ RemoteHandle LockRef::handle() const noexcept
     return m_lock != nullptr ? m_lock->handle : 0;
 }
 
-engine::ObjectKey LockRef::key() const noexcept
+core::ObjectKey LockRef::key() const noexcept
 {
-    return m_lock != nullptr ? m_lock->key : engine::ObjectKey{};
+    return m_lock != nullptr ? m_lock->key : core::ObjectKey{};
 }
 
 // lock_stats: the counters plus the two gauges, so one read shows the whole namespace.
@@ -200,20 +200,19 @@ LockNamespace::Clock::time_point LockNamespace::now() const
     return m_clock();
 }
 
-Result<LockRef> LockNamespace::acquire(const engine::ObjectKey &key, LockMode mode,
-                                       engine::JobTag job)
+Result<LockRef> LockNamespace::acquire(const core::ObjectKey &key, LockMode mode, core::JobTag job)
 {
     return acquire(key, mode, job, true);
 }
 
-Result<LockRef> LockNamespace::tryAcquire(const engine::ObjectKey &key, LockMode mode,
-                                          engine::JobTag job)
+Result<LockRef> LockNamespace::tryAcquire(const core::ObjectKey &key, LockMode mode,
+                                          core::JobTag job)
 {
     return acquire(key, mode, job, false);
 }
 
-Result<LockRef> LockNamespace::acquire(const engine::ObjectKey &key, LockMode mode,
-                                       engine::JobTag job, bool wait)
+Result<LockRef> LockNamespace::acquire(const core::ObjectKey &key, LockMode mode, core::JobTag job,
+                                       bool wait)
 {
     std::unique_lock guard(m_mutex);
     for (;;) {
@@ -483,7 +482,7 @@ CancelReport LockNamespace::runBatch(std::unique_lock<std::mutex> &guard,
     return report;
 }
 
-CancelReport LockNamespace::cancelUnused(CancelReason reason, engine::JobTag job,
+CancelReport LockNamespace::cancelUnused(CancelReason reason, core::JobTag job,
                                          Clock::time_point olderThan, Clock::time_point deadline)
 {
     const auto start = Clock::now();
@@ -517,7 +516,7 @@ CancelReport LockNamespace::clear(Clock::time_point deadline)
     return cancelUnused(CancelReason::clear, 0, {}, deadline);
 }
 
-CancelReport LockNamespace::cancelJob(engine::JobTag job, Clock::time_point deadline)
+CancelReport LockNamespace::cancelJob(core::JobTag job, Clock::time_point deadline)
 {
     return cancelUnused(CancelReason::job, job, {}, deadline);
 }

@@ -5,9 +5,9 @@
 
 #include <lutra/status.h>
 
-#include "core/engine/types.h"
 #include "core/params/catalog.h"
 #include "core/params/counters.h"
+#include "core/types.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -61,17 +61,16 @@ struct Grant {
 class LockRpc {
 public:
     virtual ~LockRpc() = default;
-    virtual Result<Grant> enqueue(const engine::ObjectKey &key, LockMode mode,
-                                  engine::JobTag job) = 0;
-    virtual Status cancel(const engine::ObjectKey &key, RemoteHandle handle) = 0;
+    virtual Result<Grant> enqueue(const core::ObjectKey &key, LockMode mode, core::JobTag job) = 0;
+    virtual Status cancel(const core::ObjectKey &key, RemoteHandle handle) = 0;
 };
 
 // The lock being cancelled, as the cancel hook sees it.
 struct CancelInfo {
-    engine::ObjectKey key;
+    core::ObjectKey key;
     LockMode mode = LockMode::PR;
     RemoteHandle handle = 0;
-    engine::JobTag job = 0; // the last job that used the lock
+    core::JobTag job = 0; // the last job that used the lock
     CancelReason reason = CancelReason::lru;
     bool retry = false; // the lock was kept after an earlier cancel's write-back failed
 };
@@ -132,7 +131,7 @@ public:
     explicit operator bool() const noexcept { return m_lock != nullptr; }
     LockMode mode() const noexcept;       // the granted mode (PW may answer a PR request)
     RemoteHandle handle() const noexcept; // 0 when empty
-    engine::ObjectKey key() const noexcept;
+    core::ObjectKey key() const noexcept;
 
 private:
     friend class LockNamespace;
@@ -195,12 +194,12 @@ public:
     // fits (PW satisfies PR), else an enqueue. A cached PR asked for PW is cancelled first (once
     // its other users let go). An acquire meeting a lock being cancelled waits for the cancel and
     // enqueues again. A thread must not hold a PR on `key` while asking for PW on it.
-    Result<LockRef> acquire(const engine::ObjectKey &key, LockMode mode, engine::JobTag job);
+    Result<LockRef> acquire(const core::ObjectKey &key, LockMode mode, core::JobTag job);
     // As acquire, but never waits for this client's own lock state: a lock being enqueued or
     // cancelled, or a PR when PW is wanted, gives `unavailable` at once. With no lock cached it
     // still enqueues (the RPC waits only for the target). For readahead, which may hold page
     // locks: waiting here could close a cycle with a local upgrade waiting for readers.
-    Result<LockRef> tryAcquire(const engine::ObjectKey &key, LockMode mode, engine::JobTag job);
+    Result<LockRef> tryAcquire(const core::ObjectKey &key, LockMode mode, core::JobTag job);
 
     // The target wants `handle` back. Quick and non-blocking beyond a short internal mutex: meant
     // for the transport I/O thread. An unused lock is queued for cancel at once (ahead of LRU
@@ -222,8 +221,7 @@ public:
     CancelReport clear(Clock::time_point deadline = Clock::time_point::max());
     // Cancels the unused locks last used by `job` and waits (per-job cleanup), kept ones too,
     // until `deadline` as clear() does.
-    CancelReport cancelJob(engine::JobTag job,
-                           Clock::time_point deadline = Clock::time_point::max());
+    CancelReport cancelJob(core::JobTag job, Clock::time_point deadline = Clock::time_point::max());
     // The periodic aging step, driven by the engine (about once a second): cancels the locks
     // unused since `now - lru_max_age` or earlier and tries the kept locks again, on the
     // workers, and waits for them. (The LRU limit needs no tick: it is enforced whenever a lock
@@ -262,8 +260,7 @@ private:
         std::shared_ptr<Batch> batch; // null for fire-and-forget cancels
     };
 
-    Result<LockRef> acquire(const engine::ObjectKey &key, LockMode mode, engine::JobTag job,
-                            bool wait);
+    Result<LockRef> acquire(const core::ObjectKey &key, LockMode mode, core::JobTag job, bool wait);
     void release(const LockPtr &lock) noexcept;
     void addUser(const LockPtr &lock);
     // Under m_mutex: takes `lock` off the LRU or the kept list.
@@ -283,7 +280,7 @@ private:
                           Clock::time_point start, Clock::time_point deadline);
     // Marks and cancels the unused locks `reason` selects (all, one job's, or the old ones) and
     // the kept locks (one job's for `job`).
-    CancelReport cancelUnused(CancelReason reason, engine::JobTag job, Clock::time_point olderThan,
+    CancelReport cancelUnused(CancelReason reason, core::JobTag job, Clock::time_point olderThan,
                               Clock::time_point deadline = Clock::time_point::max());
     void workerLoop();
     Clock::time_point now() const;
@@ -296,7 +293,7 @@ private:
 
     mutable std::mutex m_mutex;        // everything below; never held while calling out
     std::condition_variable m_changed; // a lock left the namespace or was granted
-    std::unordered_map<engine::ObjectKey, LockPtr, engine::ObjectKeyHash> m_locks;
+    std::unordered_map<core::ObjectKey, LockPtr, core::ObjectKeyHash> m_locks;
     std::unordered_map<RemoteHandle, LockPtr> m_byHandle;
     std::list<LockPtr> m_lru;                  // unused locks, oldest first
     std::list<LockPtr> m_kept;                 // unused locks whose cancel could not write back

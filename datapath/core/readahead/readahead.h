@@ -12,9 +12,9 @@
 
 #include <lutra/status.h>
 
-#include "core/engine/types.h"
 #include "core/params/catalog.h"
 #include "core/params/counters.h"
+#include "core/types.h"
 
 #include <atomic>
 #include <cstdint>
@@ -28,9 +28,9 @@ class ParamGroup;
 
 namespace lutra::readahead {
 
-using engine::kPageShift;
-using engine::kPageSize;
-using engine::PageIndex;
+using core::kPageShift;
+using core::kPageSize;
+using core::PageIndex;
 
 inline constexpr std::uint64_t kPagesPerMiB = (1u << 20) / kPageSize;
 

@@ -3,7 +3,7 @@
 #include "bench_ior_cluster.h"
 #include "bench_loop.h"
 #include "bench_modes.h"
-#include "core/engine/types.h"
+#include "core/types.h"
 #include "raw_client.h"
 #include "target/raw_baseline.h"
 
@@ -258,7 +258,7 @@ private:
 void reportFetched(Report &report, const PhaseStats &stats, std::uint64_t fileBytes,
                    unsigned rounds)
 {
-    const std::uint64_t filePages = (fileBytes + engine::kPageSize - 1) / engine::kPageSize;
+    const std::uint64_t filePages = (fileBytes + core::kPageSize - 1) / core::kPageSize;
     report.results["file_pages"] = filePages;
     report.results["pages_fetched"] = stats.fetched();
     report.results["fetched_per_file_page"] =

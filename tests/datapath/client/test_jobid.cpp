@@ -86,7 +86,7 @@ private slots:
         QVERIFY(a != 0 && b != 0 && a != b);
         QCOMPARE(jobs.tag("job.a"), a);
         QCOMPARE(jobs.name(b), std::string("job.b"));
-        QCOMPARE(jobs.tag(""), engine::JobTag(0));
+        QCOMPARE(jobs.tag(""), core::JobTag(0));
     }
 };
 

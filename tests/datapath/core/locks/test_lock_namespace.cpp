@@ -20,7 +20,7 @@
 using namespace lutra;
 using namespace lutra::locks;
 using namespace std::chrono_literals;
-using engine::ObjectKey;
+using core::ObjectKey;
 
 namespace {
 
@@ -64,7 +64,7 @@ private:
 // held at a gate or made to fail.
 class FakeRpc final : public LockRpc {
 public:
-    Result<Grant> enqueue(const ObjectKey &key, LockMode mode, engine::JobTag job) override
+    Result<Grant> enqueue(const ObjectKey &key, LockMode mode, core::JobTag job) override
     {
         m_enqueueGate.pass();
         std::lock_guard guard(m_mutex);
@@ -134,7 +134,7 @@ private:
     mutable std::mutex m_mutex;
     std::vector<std::string> m_events;
     std::vector<RemoteHandle> m_cancelled;
-    std::vector<engine::JobTag> m_jobs;
+    std::vector<core::JobTag> m_jobs;
     RemoteHandle m_nextHandle = 1;
     int m_enqueues = 0;
     int m_failEnqueues = 0;
@@ -167,7 +167,7 @@ std::uint64_t counter(const LockNamespace &ns, LockNamespace::Counter which)
     return ns.stats().snapshot().counters.at(which).samples;
 }
 
-LockRef take(LockNamespace &ns, std::uint64_t object, LockMode mode, engine::JobTag job = 1)
+LockRef take(LockNamespace &ns, std::uint64_t object, LockMode mode, core::JobTag job = 1)
 {
     auto ref = ns.acquire(obj(object), mode, job);
     if (!ref.ok()) {
@@ -187,7 +187,7 @@ private:
     {
         return [&rpc](const CancelInfo &info) {
             rpc.recordHook(info.handle);
-            return CancelOutcome{1, info.mode == LockMode::PW ? engine::kPageSize : 0, {}};
+            return CancelOutcome{1, info.mode == LockMode::PW ? core::kPageSize : 0, {}};
         };
     }
 
@@ -508,7 +508,7 @@ private slots:
         FakeRpc rpc;
         LockNamespace ns("ost0", rpc, [&](const CancelInfo &info) {
             rpc.recordHook(info.handle);
-            return CancelOutcome{8, 8 * engine::kPageSize, {}};
+            return CancelOutcome{8, 8 * core::kPageSize, {}};
         });
         take(ns, 1, LockMode::PW, 7);
         take(ns, 2, LockMode::PW, 8);
@@ -520,7 +520,7 @@ private slots:
         const CancelReport report = ns.cancelJob(7);
         QCOMPARE(report.locksCancelled, std::uint64_t(2));
         QCOMPARE(report.pagesDropped, std::uint64_t(16));
-        QCOMPARE(report.bytesWritten, std::uint64_t(16 * engine::kPageSize));
+        QCOMPARE(report.bytesWritten, std::uint64_t(16 * core::kPageSize));
         QCOMPARE(report.errors, std::uint64_t(0));
         QVERIFY(report.elapsed.count() >= 0);
         QCOMPARE(rpc.cancelledSet(), (std::set<RemoteHandle>{1, 3}));
@@ -551,7 +551,7 @@ private slots:
             options);
         constexpr std::uint64_t kLocks = 500;
         for (std::uint64_t object = 1; object <= kLocks; ++object) {
-            take(ns, object, LockMode::PR, static_cast<engine::JobTag>(object % 3));
+            take(ns, object, LockMode::PR, static_cast<core::JobTag>(object % 3));
         }
         QCOMPARE(ns.unusedCount(), std::size_t(kLocks));
         const CancelReport report = ns.clear();
@@ -588,7 +588,7 @@ private slots:
                     outcome.status = Status(Errc::timeout, "write-back: target slow");
                     outcome.keep = true;
                 } else {
-                    outcome.bytesWritten = engine::kPageSize;
+                    outcome.bytesWritten = core::kPageSize;
                     outcome.pagesDropped = 1;
                 }
                 return outcome;

@@ -94,12 +94,11 @@ void verifyBound(const Registry &registry, const catalog::Group &group, std::str
 }
 
 struct NoLockRpc final : locks::LockRpc {
-    Result<locks::Grant> enqueue(const engine::ObjectKey &, locks::LockMode,
-                                 engine::JobTag) override
+    Result<locks::Grant> enqueue(const core::ObjectKey &, locks::LockMode, core::JobTag) override
     {
         return Status(Errc::unimplemented, "not in this test");
     }
-    Status cancel(const engine::ObjectKey &, locks::RemoteHandle) override { return {}; }
+    Status cancel(const core::ObjectKey &, locks::RemoteHandle) override { return {}; }
 };
 
 struct NoLockCallbacks final : target::LockCallbacks {
