@@ -508,6 +508,8 @@ std::vector<params::CounterDef> PageCache::counterDefs()
         {"released", "pages"},
         {"release_batch", "pages", true},
         {"writeback_pages", "pages"},
+        {"reclaim_busy", "pages"},
+        {"reclaim_waits", "reqs"},
     };
 }
 
@@ -625,11 +627,28 @@ std::size_t PageCache::mainPages() const
     return m_main.size;
 }
 
+void PageCache::pushTail(Queue &queue, QueueId id, Page *page) noexcept
+{
+    page->queue = id;
+    page->lruNext = nullptr;
+    page->lruPrev = queue.tail;
+    if (queue.tail != nullptr) {
+        queue.tail->lruNext = page;
+    } else {
+        queue.head = page;
+    }
+    queue.tail = page;
+    ++queue.size;
+}
+
 // S3-FIFO with a two-touch promotion threshold: new pages enter the small FIFO; at its tail a
 // page hit twice (active) moves to the main queue, anything else is reclaimed, so a one-time
 // stream never reaches main. Main is a CLOCK: a hit page gets another round. Pages that cannot
-// go (dirty, pinned, locked, shard busy) rotate to their queue's head. Called with m_lruMutex.
-std::size_t PageCache::reclaimLocked(std::size_t want) noexcept
+// go (dirty, pinned, locked) rotate to their queue's head. A droppable page whose shard is busy
+// (lock order is shard -> LRU, so only a try here) keeps its place: it is set aside for this
+// scan and put back at the tail, still the next to go; `busy` gets its shard so the caller can
+// wait for it. Called with m_lruMutex.
+std::size_t PageCache::reclaimLocked(std::size_t want, Shard **busy) noexcept
 {
     const std::size_t cached = m_cached.load(std::memory_order_relaxed);
     if (cached == 0 ||
@@ -641,6 +660,10 @@ std::size_t PageCache::reclaimLocked(std::size_t want) noexcept
     const std::size_t budget = 2 * (m_small.size + m_main.size) + 2;
     std::size_t done = 0;
     std::size_t promotedCount = 0;
+    std::size_t busyCount = 0;
+    // Set aside, newest first (linked through lruNext): put back at the tails below.
+    Page *asideSmall = nullptr;
+    Page *asideMain = nullptr;
     for (std::size_t scanned = 0; done < want && scanned < budget; ++scanned) {
         const bool fromSmall =
             m_small.size > 0 && (m_small.size >= smallTarget || m_main.size == 0);
@@ -670,11 +693,16 @@ std::size_t PageCache::reclaimLocked(std::size_t want) noexcept
             pushHead(queue, id, page);
             continue;
         }
-        // Lock order is shard -> LRU everywhere else, so only try here.
         Shard &shard = shardFor(page->key);
         if (!shard.mutex.try_lock()) {
             unlink(page);
-            pushHead(queue, id, page);
+            Page *&aside = fromSmall ? asideSmall : asideMain;
+            page->lruNext = aside;
+            aside = page;
+            ++busyCount;
+            if (busy != nullptr && *busy == nullptr) {
+                *busy = &shard;
+            }
             continue;
         }
         std::uint64_t old = 0;
@@ -691,8 +719,22 @@ std::size_t PageCache::reclaimLocked(std::size_t want) noexcept
         m_cached.fetch_sub(1, std::memory_order_relaxed);
         ++done;
     }
+    // Newest first onto the tail, so the oldest set aside ends up last in line again.
+    for (Page *page = asideSmall; page != nullptr;) {
+        Page *next = page->lruNext;
+        pushTail(m_small, q_small, page);
+        page = next;
+    }
+    for (Page *page = asideMain; page != nullptr;) {
+        Page *next = page->lruNext;
+        pushTail(m_main, q_main, page);
+        page = next;
+    }
     if (promotedCount != 0) {
         m_counters.add(promoted, promotedCount);
+    }
+    if (busyCount != 0) {
+        m_counters.add(reclaim_busy, busyCount);
     }
     if (done != 0) {
         m_counters.add(reclaimed, done);
@@ -701,9 +743,14 @@ std::size_t PageCache::reclaimLocked(std::size_t want) noexcept
     return done;
 }
 
+// How often one allocation waits for a busy shard before it reports "cache full": a shard is
+// held for one batch at most, so a few waits see it free unless every clean page is pinned.
+constexpr int kBusyShardWaits = 4;
+
 Result<Page *> PageCache::allocPage()
 {
     std::unique_lock lock(m_lruMutex);
+    int waits = 0;
     for (;;) {
         if (m_cached.load(std::memory_order_relaxed) <
             m_limitPages.load(std::memory_order_relaxed)) {
@@ -729,10 +776,31 @@ Result<Page *> PageCache::allocPage()
             }
             continue;
         }
-        if (reclaimLocked(m_reclaimBatch) == 0) {
+        Shard *busy = nullptr;
+        if (reclaimLocked(m_reclaimBatch, &busy) != 0) {
+            continue;
+        }
+        // Nothing freed. Only busy shards in the way is contention, not a full cache (a "cache
+        // full" halves every file's readahead cap): wait, outside the LRU lock (lock order is
+        // shard -> LRU), until that shard's holder is done, and scan again.
+        if (busy == nullptr || waits == kBusyShardWaits) {
             return Status(Errc::resource_exhausted, "cache full");
         }
+        ++waits;
+        m_counters.add(reclaim_waits);
+        lock.unlock();
+        {
+            std::shared_lock wait(busy->mutex);
+        }
+        std::this_thread::yield();
+        lock.lock();
     }
+}
+
+void PageCache::holdShard(ObjectKey key, const std::function<void()> &whileHeld)
+{
+    std::unique_lock lock(shardFor(key).mutex);
+    whileHeld();
 }
 
 Result<PageRef> PageCache::grab(ObjectKey key, PageIndex index, JobTag job, Wait wait)

@@ -163,6 +163,9 @@ public:
         released,        // pages dropped by releaseObject/Lock/Job/All
         release_batch,   // pages per release lock hold (min/max/sum)
         writeback_pages, // pages handed out by collectDirtyRun
+        reclaim_busy,    // droppable pages reclaim passed over: their index shard was busy
+        reclaim_waits,   // reclaim scans that freed nothing but met a busy shard: the grab
+                         // waited for that shard and scanned again instead of "cache full"
         counter_count,
     };
     static std::vector<params::CounterDef> counterDefs();
@@ -257,6 +260,10 @@ public:
     std::size_t mainPages() const;
     params::CounterBlock &counters() noexcept { return m_counters; }
 
+    // Runs `whileHeld` with the index shard of `key` locked exclusively, as an insert or a
+    // release holds it (tests: a reclaim meeting a busy shard).
+    void holdShard(ObjectKey key, const std::function<void()> &whileHeld);
+
 private:
     friend class PageRef;
     struct Shard;
@@ -279,7 +286,8 @@ private:
 
     Shard &shardFor(const ObjectKey &key) const noexcept;
     Result<Page *> allocPage();
-    std::size_t reclaimLocked(std::size_t want) noexcept;
+    // Frees up to `want` clean pages; `busy` (if given) gets a shard it could not lock.
+    std::size_t reclaimLocked(std::size_t want, Shard **busy = nullptr) noexcept;
     void dropLocked(Shard &shard, std::span<const SeenPage> pages) noexcept;
     // Moves pages to `job`'s ring (the job tag a hit or grab found different), under one hold
     // of the shard lock. `state`: what the caller saw of each page.
@@ -290,6 +298,7 @@ private:
     void readaheadUsed() noexcept { m_readaheadUnread.fetch_sub(1, std::memory_order_relaxed); }
 
     void pushHead(Queue &queue, QueueId id, Page *page) noexcept;
+    void pushTail(Queue &queue, QueueId id, Page *page) noexcept;
     void unlink(Page *page) noexcept;
     // `retired`: the page's state before it left the index (its readahead mark is counted).
     void pushFree(Page *page, std::uint64_t retired) noexcept;
