@@ -20,11 +20,11 @@ namespace {
 constexpr std::size_t kShards = 4;
 constexpr ObjectKey kFull{1, 100};
 
-// An object whose pages live in another shard than kFull's.
-ObjectKey otherShardKey()
+// An object from `first` on whose pages live in another shard than kFull's.
+ObjectKey otherShardKey(std::uint64_t first = 101)
 {
     const std::size_t fullShard = core::ObjectKeyHash{}(kFull) & (kShards - 1);
-    for (std::uint64_t object = 101;; ++object) {
+    for (std::uint64_t object = first;; ++object) {
         const ObjectKey key{1, object};
         if ((core::ObjectKeyHash{}(key) & (kShards - 1)) != fullShard) {
             return key;
@@ -88,18 +88,39 @@ private slots:
                 std::this_thread::yield();
             }
             QVERIFY2(!grabDone, "the grab ended while every clean page's shard was busy");
-            QCOMPARE(count(cache, PageCache::reclaim_busy), std::uint64_t{8});
             QCOMPARE(count(cache, PageCache::reclaimed), std::uint64_t{0});
         });
         grabber.join();
         QVERIFY2(grabStatus.ok(), grabStatus.message().c_str());
         QCOMPARE(count(cache, PageCache::failed_grab), std::uint64_t{0});
         QCOMPARE(count(cache, PageCache::reclaim_waits), std::uint64_t{1});
+        // The first scan passed over all 8 pages of the held shard; the second freed the oldest.
+        QCOMPARE(count(cache, PageCache::reclaim_busy), std::uint64_t{8});
         QVERIFY(count(cache, PageCache::reclaimed) >= 1);
         QVERIFY(cache.contains(other, 0));
         // The pages passed over kept their order: the oldest went first.
         QVERIFY(!cache.contains(kFull, 0));
         QVERIFY(cache.contains(kFull, 7));
+    }
+
+    void aPagePassedOverKeepsItsPlace()
+    {
+        PageCache cache(cacheOf(8));
+        const ObjectKey newer = otherShardKey();
+        const ObjectKey grabbed = otherShardKey(newer.object + 1);
+        QVERIFY(fillClean(cache, kFull, 4)); // the oldest four
+        QVERIFY(fillClean(cache, newer, 4));
+        // The first grab's reclaim passes over kFull's pages and takes newer's oldest.
+        cache.holdShard(kFull, [&] { QVERIFY(cache.grab(grabbed, 0, 0).ok()); });
+        QCOMPARE(count(cache, PageCache::reclaim_busy), std::uint64_t{4});
+        QVERIFY(!cache.contains(newer, 0));
+        // With the shard free, kFull's oldest page is still the next to go (rotated to the
+        // head, as before, newer's pages would go first).
+        QVERIFY(cache.grab(grabbed, 1, 0).ok());
+        QVERIFY(!cache.contains(kFull, 0));
+        QVERIFY(cache.contains(newer, 1));
+        QCOMPARE(count(cache, PageCache::failed_grab), std::uint64_t{0});
+        QCOMPARE(count(cache, PageCache::reclaim_waits), std::uint64_t{0});
     }
 
     void allPinnedIsStillCacheFull()
