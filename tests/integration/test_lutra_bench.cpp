@@ -130,6 +130,28 @@ private slots:
         QVERIFY(results["locks_cancelled"].toDouble() >= 2);
     }
 
+    // The zero-copy read's checksum pass four ways; the mode fails if any way's page CRCs differ
+    // from pread's.
+    void crcReadMode()
+    {
+        int exitCode = 0;
+        const auto report =
+            runBench({"--json", "crc-read", "--file-mb", "8", "--rpc-kb", "1024", "--rounds", "1"},
+                     &exitCode);
+        QCOMPARE(exitCode, 0);
+        QCOMPARE(report["mode"].toString(), QString("crc-read"));
+        const auto results = report["results"].toObject();
+        for (const char *way :
+             {"pread", "mmap_per_read", "mmap_per_read_on_touch", "object_mapping"}) {
+            QCOMPARE(results[QString(way) + "_cpu_ns_per_MB_rounds"].toArray().size(), 1);
+        }
+        verifyPositive(report["ratios"].toObject(),
+                       {"mmap_per_read_cpu_vs_pread", "mmap_per_read_on_touch_cpu_vs_pread",
+                        "object_mapping_cpu_vs_pread"});
+        runBench({"crc-read", "--file-mb", "8", "--rpc-kb", "6"}, &exitCode); // not whole pages
+        QCOMPARE(exitCode, 1);
+    }
+
     void smallReadMode()
     {
         int exitCode = 0;
