@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <csetjmp>
@@ -75,11 +76,16 @@ bool sumUnderGuard(const std::byte *data, std::size_t length, std::uint32_t *out
     if (sigsetjmp(guard.jump, 0) != 0) {
         return false;
     }
+    // The fences keep the compiler from moving the range's stores or the sums out of the armed
+    // window (the handler runs on this thread).
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     guard.armed = 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     for (std::size_t done = 0, page = 0; done < length; done += protocol::kPageSize, ++page) {
         const std::size_t size = std::min<std::size_t>(protocol::kPageSize, length - done);
         out[page] = protocol::crc32c({data + done, size});
     }
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     guard.armed = 0;
     return true;
 }
