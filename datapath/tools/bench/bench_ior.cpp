@@ -332,13 +332,18 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
     const std::function<Result<double>()> readPhase = [&] {
         return runPhase(ior.threads, loop, [&](unsigned t) { return easyRead(c.mount(), ior, t); });
     };
+    // A --loop workload (the demo, the console's tests) runs with the tunables admins set: it
+    // sets none and reads only as they are, without the one-connection and raw TCP sides.
+    const bool compare = !loop.enabled;
     const auto iteration = [&]() -> Status {
-        if (auto status = setConns(ior.conns); !status) {
-            return status;
-        }
-        const params::Assignment checksums{"osc.*.checksums", ior.checksums ? "1" : "0"};
-        if (auto result = c.registry().set({&checksums, 1}, "lutra-bench"); !result.status) {
-            return result.status.withContext("osc.*.checksums");
+        if (compare) {
+            if (auto status = setConns(ior.conns); !status) {
+                return status;
+            }
+            const params::Assignment checksums{"osc.*.checksums", ior.checksums ? "1" : "0"};
+            if (auto result = c.registry().set({&checksums, 1}, "lutra-bench"); !result.status) {
+                return result.status.withContext("osc.*.checksums");
+            }
         }
         auto written =
             runPhase(ior.threads, loop, [&](unsigned t) { return easyWrite(c.mount(), ior, t); });
@@ -347,10 +352,12 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         }
         enum Side { connsSide, oneSide, rawSide };
         std::vector<Side> sides{connsSide};
-        if (ior.conns > 1) {
+        const bool withOne = compare && ior.conns > 1;
+        const bool withRaw = compare && !c.rawUris().empty();
+        if (withOne) {
             sides.push_back(oneSide);
         }
-        if (!c.rawUris().empty()) {
+        if (withRaw) {
             sides.push_back(rawSide);
         }
         PhaseStats stats;
@@ -368,8 +375,10 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
                     mbps[side] = megabytesPerSecond(totalBytes, *raw);
                     continue;
                 }
-                if (auto status = setConns(side == connsSide ? ior.conns : 1); !status) {
-                    return status;
+                if (compare) {
+                    if (auto status = setConns(side == connsSide ? ior.conns : 1); !status) {
+                        return status;
+                    }
                 }
                 auto read = coldRead(c, readPhase);
                 if (!read) {
@@ -382,13 +391,13 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
             }
             nlohmann::json entry{{"read_MBps", rounded(mbps[connsSide])}};
             readMBps.push_back(mbps[connsSide]);
-            if (ior.conns > 1) {
+            if (withOne) {
                 oneMBps.push_back(mbps[oneSide]);
                 vsOne.push_back(mbps[connsSide] / mbps[oneSide]);
                 entry["read_one_conn_MBps"] = rounded(mbps[oneSide]);
                 entry["conns_vs_one"] = rounded(vsOne.back());
             }
-            if (!c.rawUris().empty()) {
+            if (withRaw) {
                 rawMBps.push_back(mbps[rawSide]);
                 vsRaw.push_back(mbps[connsSide] / mbps[rawSide]);
                 entry["raw_tcp_MBps"] = rounded(mbps[rawSide]);
@@ -396,20 +405,24 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
             }
             rounds.push_back(entry);
         }
-        if (auto status = setConns(ior.conns); !status) {
-            return status;
+        if (compare) {
+            if (auto status = setConns(ior.conns); !status) {
+                return status;
+            }
         }
         report.results["write_MBps"] = rounded(megabytesPerSecond(totalBytes, *written));
         report.results["read_MBps"] = rounded(median(readMBps));
         report.results["read_ahead_stats"] = stats.json();
         report.results["rounds"] = rounds;
         report.ratios["ra_hit_ratio"] = rounded(stats.hitRatio());
-        if (ior.conns > 1) {
+        if (withOne) {
             report.results["read_one_conn_MBps"] = rounded(median(oneMBps));
             report.ratios["conns_vs_one"] = rounded(median(vsOne));
         }
-        if (c.rawUris().empty()) {
-            report.notes = {"no raw baseline endpoint (--raw-baseline): vs_raw_tcp not measured"};
+        if (!withRaw) {
+            report.notes = {compare ? "no raw baseline endpoint (--raw-baseline): vs_raw_tcp not "
+                                      "measured"
+                                    : "--loop: a workload with the tunables as set, no baselines"};
             return {};
         }
         report.results["raw_tcp_MBps"] = rounded(median(rawMBps));

@@ -512,7 +512,7 @@ private slots:
         m_cluster->connection(addresses[1])
             ->getParams({"osc.ost0.max_rpcs_in_flight"}, {},
                         [&](Reply<QList<InstanceValue>> reply) {
-                            QVERIFY(reply.ok && !reply.value.isEmpty());
+                            QVERIFY2(reply.ok && !reply.value.isEmpty(), qPrintable(reply.error));
                             QVERIFY(reply.value.first().value != "7");
                             read = true;
                         });
