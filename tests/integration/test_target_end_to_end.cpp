@@ -3,6 +3,7 @@
 // and eviction, bad input, clean shutdown, and its parameters over the control socket.
 #include "client/rpc_session.h"
 #include "lutra/datapath/v1/control.grpc.pb.h"
+#include "object_rpc.h"
 #include "target_process.h"
 #include "transport/loader.h"
 
@@ -96,40 +97,20 @@ class TestTargetEndToEnd : public QObject {
 
     std::uint64_t create(RpcSession &session, std::string_view path)
     {
-        protocol::CreateRequest request;
-        request.path = path;
-        auto reply = session.call(request, "e2e", soon());
-        if (!reply) {
-            qWarning("create %s: %s", std::string(path).c_str(), reply.status().toString().c_str());
-            return 0;
-        }
-        return reply->handle;
+        return testing::createObject(session, path, "e2e", soon());
     }
 
     Result<std::uint32_t> write(RpcSession &session, std::uint64_t handle, std::uint64_t offset,
                                 std::span<const std::byte> data)
     {
-        const auto pages = static_cast<std::uint32_t>((data.size() + 4095) / 4096);
-        const auto last = static_cast<std::uint16_t>(data.size() - (pages - 1) * 4096);
-        const transport::Segment segment{const_cast<std::byte *>(data.data()), data.size(), 0};
-        return session.write(handle, offset, pages, last, {&segment, 1}, true, "e2e", soon());
+        return testing::writeObject(session, handle, offset, data, "e2e", soon());
     }
 
     Result<std::vector<std::byte>> read(RpcSession &session, std::uint64_t handle,
                                         std::uint64_t offset, std::size_t size,
                                         bool checksums = true)
     {
-        std::vector<std::byte> data(size);
-        const auto pages = static_cast<std::uint32_t>((size + 4095) / 4096);
-        const auto last = static_cast<std::uint16_t>(size - (pages - 1) * 4096);
-        const transport::Segment segment{data.data(), size, 0};
-        auto got =
-            session.read(handle, offset, pages, last, {&segment, 1}, checksums, "e2e", soon());
-        if (!got) {
-            return got.status();
-        }
-        data.resize(*got);
-        return data;
+        return testing::readObject(session, handle, offset, size, checksums, "e2e", soon());
     }
 
     std::unique_ptr<datapath::v1::DatapathControl::Stub> control()

@@ -3,6 +3,7 @@
 // registered through the loader's seam. Every wait is bounded; nothing measures speed.
 #include "client/rpc_session.h"
 #include "core/params/registry.h"
+#include "object_rpc.h"
 #include "target/target_server.h"
 #include "transport/loader.h"
 #include "transport/loopback/loopback.h"
@@ -61,39 +62,19 @@ class TestLoopbackTarget : public QObject {
 
     std::uint64_t create(RpcSession &session, std::string_view path)
     {
-        protocol::CreateRequest request;
-        request.path = path;
-        auto reply = session.call(request, "loopback", soon());
-        if (!reply) {
-            qWarning("create: %s", reply.status().toString().c_str());
-            return 0;
-        }
-        return reply->handle;
+        return testing::createObject(session, path, "loopback", soon());
     }
 
     Result<std::uint32_t> write(RpcSession &session, std::uint64_t handle, std::uint64_t offset,
                                 std::span<const std::byte> data)
     {
-        const auto pages = static_cast<std::uint32_t>((data.size() + 4095) / 4096);
-        const auto last = static_cast<std::uint16_t>(data.size() - (pages - 1) * 4096);
-        const transport::Segment segment{const_cast<std::byte *>(data.data()), data.size(), 0};
-        return session.write(handle, offset, pages, last, {&segment, 1}, true, "loopback", soon());
+        return testing::writeObject(session, handle, offset, data, "loopback", soon());
     }
 
     Result<std::vector<std::byte>> read(RpcSession &session, std::uint64_t handle,
                                         std::uint64_t offset, std::size_t size, bool checksums)
     {
-        std::vector<std::byte> data(size);
-        const auto pages = static_cast<std::uint32_t>((size + 4095) / 4096);
-        const auto last = static_cast<std::uint16_t>(size - (pages - 1) * 4096);
-        const transport::Segment segment{data.data(), size, 0};
-        auto got =
-            session.read(handle, offset, pages, last, {&segment, 1}, checksums, "loopback", soon());
-        if (!got) {
-            return got.status();
-        }
-        data.resize(*got);
-        return data;
+        return testing::readObject(session, handle, offset, size, checksums, "loopback", soon());
     }
 
     std::string param(const std::string &name)
