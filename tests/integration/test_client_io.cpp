@@ -4,6 +4,7 @@
 #include <lutra/client.h>
 
 #include "core/params/registry.h"
+#include "frozen_process.h"
 #include "target_process.h"
 
 #include <QTest>
@@ -71,49 +72,6 @@ std::byte readByte(File &file, std::uint64_t offset, std::size_t *got = nullptr)
     }
     return one;
 }
-
-// SIGSTOPs a target for the scope of a test step; SIGCONT on the way out, whatever happens.
-class Stopped {
-public:
-    explicit Stopped(const TargetProcess &target) : m_pid(target.pid())
-    {
-        ::kill(m_pid, SIGSTOP);
-        // kill() only starts the group stop: each thread stops when it next runs. Wait until
-        // all have, or a thread already on its way could still answer an RPC.
-        for (int i = 0; i < 10000 && !allThreadsStopped(); ++i) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-    }
-    ~Stopped() { resume(); }
-    Stopped(const Stopped &) = delete;
-    Stopped &operator=(const Stopped &) = delete;
-    void resume()
-    {
-        if (m_pid > 0) {
-            ::kill(m_pid, SIGCONT);
-            m_pid = -1;
-        }
-    }
-
-private:
-    bool allThreadsStopped() const
-    {
-        std::error_code error;
-        for (const auto &task : std::filesystem::directory_iterator(
-                 "/proc/" + std::to_string(m_pid) + "/task", error)) {
-            std::ifstream stat(task.path() / "stat");
-            std::string line;
-            std::getline(stat, line);
-            const auto close = line.rfind(')'); // the name may hold spaces and parentheses
-            if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'T') {
-                return false;
-            }
-        }
-        return !error;
-    }
-
-    pid_t m_pid;
-};
 
 } // namespace
 
@@ -344,7 +302,8 @@ private slots:
         Mount::setThreadJobId("");
         QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("256"));
         {
-            Stopped stopped(*m_targets[0]);
+            testing::Frozen stopped(m_targets[0]->pid());
+            QVERIFY(stopped.frozen());
             auto report = client->flushJob("job.d", std::chrono::milliseconds(300));
             QVERIFY2(report.ok(), report.status().toString().c_str());
             // Not a speed check: what ended the wait must be the flush's deadline, not the
@@ -594,7 +553,8 @@ private slots:
         QCOMPARE(stat("readahead_pages"), std::uint64_t(4));
         QCOMPARE(stat("async_readahead"), std::uint64_t(0));
 
-        Stopped stopped(*m_targets[0]);
+        testing::Frozen stopped(m_targets[0]->pid());
+        QVERIFY(stopped.frozen());
         // Page 1 is the marker: the next window (pages 5-20) goes out, and the read, of a
         // cached page, does not wait for it.
         auto got = (*file)->pread(page, 4096);
@@ -703,7 +663,8 @@ private slots:
         QVERIFY((*file)->pwrite(data, 0).ok());
         QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("64"));
         {
-            Stopped stopped(*m_targets[0]);
+            testing::Frozen stopped(m_targets[0]->pid());
+            QVERIFY(stopped.frozen());
             auto report = client->flushJob("");
             QVERIFY2(report.ok(), report.status().toString().c_str());
             QVERIFY(!report->errors.empty());
@@ -743,7 +704,8 @@ private slots:
         const auto older = pattern(64 * 1024, 12);
         QVERIFY((*fa)->pwrite(older, 0).ok()); // dirty in A, under A's PW lock
         {
-            Stopped stopped(*m_targets[0]);
+            testing::Frozen stopped(m_targets[0]->pid());
+            QVERIFY(stopped.frozen());
             const params::Assignment clear{"ldlm.namespaces.ost0.lru_size", "clear"};
             (void)registry.set(std::span(&clear, 1), "test");
             QCOMPARE(value(registry, "llite.lutra.dirty_pages"), std::string("16"));

@@ -5,6 +5,7 @@
 #include "client/osc.h"
 #include "client/rpc_session.h"
 #include "core/params/registry.h"
+#include "frozen_process.h"
 #include "protocol/codec.h"
 #include "target_process.h"
 #include "transport/loader.h"
@@ -445,7 +446,7 @@ private slots:
         auto buffer = pattern(4u << 20, 4);
         Tally tally;
         const transport::Segment segment{buffer.data(), 64 * kPage, 0};
-        QCOMPARE(::kill(m_target->pid(), SIGSTOP), 0);
+        QVERIFY(testing::freeze(m_target->pid()));
         constexpr std::uint32_t kQueued = 101;
         for (std::uint32_t i = 0; i < kQueued; ++i) {
             QVERIFY(m_osc
@@ -495,7 +496,7 @@ private slots:
             }
             done.fetch_add(1);
         };
-        QCOMPARE(::kill(m_target->pid(), SIGSTOP), 0);
+        QVERIFY(testing::freeze(m_target->pid()));
         const transport::Deadline deadline = transport::deadlineIn(300ms);
         constexpr std::uint32_t kRpcs = 5;
         for (std::uint32_t i = 0; i < kRpcs; ++i) {
@@ -673,7 +674,7 @@ private slots:
         QVERIFY2(acknowledged.failed.load() == 0, acknowledged.firstError.toString().c_str());
 
         auto more = pattern(kBytes, 8);
-        QCOMPARE(::kill(m_target->pid(), SIGSTOP), 0);
+        QVERIFY(testing::freeze(m_target->pid()));
         Tally lost;
         std::vector<transport::Segment> lostSegments;
         const std::uint32_t pending =
