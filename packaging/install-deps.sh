@@ -17,8 +17,9 @@ packages=(
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
   # GUI tests without a display
   xvfb xauth
-  # tests (promtool, from prometheus, checks ctld's /metrics output)
-  prometheus
+  # tests (promtool, from prometheus, checks ctld's /metrics output); the demo runs prometheus
+  # and asks it over HTTP with curl
+  prometheus curl
   # packaging (Debian packages and their checks: cpack, dpkg-shlibdeps, lintian, man pages,
   # unit, desktop and AppStream validators)
   dpkg-dev lintian help2man desktop-file-utils appstream systemd
