@@ -157,11 +157,12 @@ public:
                 return;
             }
             setNoDelay(fd);
-            IoThread &thread = m_engine->pickThread();
-            auto connection =
-                std::make_shared<TcpConnection>(m_engine, thread, fd, m_handler, uriOf(addr), true);
-            if (auto status = thread.adopt(connection); !status.ok()) {
-                m_engine->log(LogLevel::warning, m_uri + ": " + status.toString());
+            const Status adopted = m_engine->placeConnection({}, [&](IoThread &thread) {
+                return thread.adopt(std::make_shared<TcpConnection>(m_engine, thread, fd, m_handler,
+                                                                    uriOf(addr), true));
+            });
+            if (!adopted.ok()) {
+                m_engine->log(LogLevel::warning, m_uri + ": " + adopted.toString());
             }
         }
     }
@@ -295,17 +296,22 @@ public:
             return Status(Errc::protocol_error, peer + ": peer answered bad limits");
         }
 
-        IoThread &thread = m_engine->pickThread();
-        auto connection =
-            std::make_shared<TcpConnection>(m_engine, thread, fd.release(), handler, peer, false);
-        connection->setContext(context);
-        connection->establish(limitsOf(hello));
-        connection->markAnnounced();
-        if (auto status = thread.adopt(connection); !status.ok()) {
-            return status;
+        auto placed =
+            m_engine->placeConnection(peer, [&](IoThread &thread) -> Result<ConnectionPtr> {
+                auto connection = std::make_shared<TcpConnection>(m_engine, thread, fd.release(),
+                                                                  handler, peer, false);
+                connection->setContext(context);
+                connection->establish(limitsOf(hello));
+                connection->markAnnounced();
+                if (auto status = thread.adopt(connection); !status.ok()) {
+                    return status;
+                }
+                return ConnectionPtr(connection);
+            });
+        if (placed.ok()) {
+            m_engine->log(LogLevel::debug, "connected to " + peer);
         }
-        m_engine->log(LogLevel::debug, "connected to " + peer);
-        return ConnectionPtr(connection);
+        return placed;
     }
 
 private:
@@ -524,13 +530,15 @@ void TcpConnection::teardown(const Status &reason) noexcept
         m_txCount = 0;
     }
     m_space.notify_all();
+    // Before the handlers hear of it: whoever sees the disconnect and connects again finds this
+    // thread one connection lighter (retired, it lives until the batch ends).
+    m_thread.retire(this);
     for (const auto &done : m_done) {
         m_handler.onBulkDone(*this, done.tag, reason);
     }
     if (m_announced) {
         m_handler.onDisconnected(*this, reason);
     }
-    m_thread.retire(this);
 }
 
 } // namespace lutra::transport::tcp

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lutra::transport::kit {
@@ -25,7 +26,25 @@ public:
         std::lock_guard lock(m_mutex);
         return adoptLocked(connection);
     }
-    // I/O thread: the connection is done; released after the current batch.
+    // What EngineBase::pickThread balances: the connections adopted and not yet retired, those to
+    // `peer` first (none counted when it is empty), then all of them.
+    struct Load {
+        std::size_t toPeer = 0;
+        std::size_t total = 0;
+        auto operator<=>(const Load &) const = default;
+    };
+    Load load(std::string_view peer)
+    {
+        std::lock_guard lock(m_mutex);
+        Load load{0, m_connections.size()};
+        if (!peer.empty()) {
+            load.toPeer = static_cast<std::size_t>(
+                std::count_if(m_connections.begin(), m_connections.end(),
+                              [peer](const auto &c) { return c->peer() == peer; }));
+        }
+        return load;
+    }
+    // I/O thread: the connection is done (it no longer counts); released after the current batch.
     void retire(Conn *connection) noexcept
     {
         std::lock_guard lock(m_mutex);

@@ -1,6 +1,7 @@
 #pragma once
 // What a transport instance shares with its connections (which keep it alive): its options and
-// its I/O threads, handed out round robin. Plugins derive their Engine from it.
+// its I/O threads, each new connection going to the one with the fewest (to the same peer, then
+// of all). Plugins derive their Engine from it.
 
 #include <lutra/status.h>
 #include <lutra/transport.h>
@@ -10,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,7 +26,34 @@ public:
 
     void log(LogLevel level, std::string_view text) const { m_options.log(level, text); }
     const TransportOptions &options() const noexcept { return m_options; }
-    Thread &pickThread() noexcept { return *m_threads[m_next.fetch_add(1) % m_threads.size()]; }
+    // The thread with the fewest connections to `peer`, then the fewest of all (ties: round
+    // robin), as socklnd spreads a peer's connections over its schedulers: the connections of one
+    // session (one target) land on different threads even when other sessions open theirs in
+    // between or closed some before (strict round robin then put them on one thread). An
+    // accepting side passes no peer (each accepted socket is a peer of its own). Two picks racing
+    // may choose the same thread; placeConnection() serialises pick and adopt.
+    Thread &pickThread(std::string_view peer = {})
+    {
+        const std::size_t count = m_threads.size();
+        const std::size_t first = m_next.fetch_add(1) % count;
+        std::size_t best = first;
+        auto least = m_threads[first]->load(peer);
+        for (std::size_t i = 1; i < count; ++i) {
+            const std::size_t index = (first + i) % count;
+            if (const auto load = m_threads[index]->load(peer); load < least) {
+                best = index;
+                least = load;
+            }
+        }
+        return *m_threads[best];
+    }
+    // Calls place(pickThread(peer)) (which makes a connection and adopts it on that thread) under
+    // one lock, so connections made at the same time by several threads see each other's adopts.
+    template <typename Place> auto placeConnection(std::string_view peer, Place place)
+    {
+        std::lock_guard lock(m_placeMutex);
+        return place(pickThread(peer));
+    }
     Thread &thread(std::size_t index) noexcept { return *m_threads[index]; }
     std::vector<std::unique_ptr<Thread>> &threads() noexcept { return m_threads; }
 
@@ -49,6 +78,7 @@ private:
     TransportOptions m_options;
     std::vector<std::unique_ptr<Thread>> m_threads;
     std::atomic<std::uint32_t> m_next{0};
+    std::mutex m_placeMutex; // held from pick to adopt by placeConnection
 };
 
 // A plugin's create(): checks the options, builds the engine with options.ioThreads threads,
