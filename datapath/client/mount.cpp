@@ -136,6 +136,7 @@ struct File::Impl {
     std::vector<std::uint64_t> objectIds; // per target
     FileData data;
     bool writable = false; // opened with kOpenWrite
+    bool readable = false; // opened with kOpenRead
     bool closed = false;
 
     // A read-only file must refuse a change before it reaches the page cache: write-back would
@@ -148,6 +149,15 @@ struct File::Impl {
         return Status(Errc::permission_denied, std::string(operation) + " " + path +
                                                    ": the file was opened read-only "
                                                    "(open it with kOpenWrite to change it)");
+    }
+
+    // As open(2) with O_WRONLY: reading is refused, so a program that reads back what it wrote
+    // must say so when it opens.
+    Status checkReadable() const
+    {
+        return Status(Errc::permission_denied,
+                      "read " + path +
+                          ": the file was opened write-only (open it with kOpenRead to read it)");
     }
 
     // The file size as this client knows it: the largest implied by any stripe object.
@@ -441,6 +451,7 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
     file->mount = &impl;
     file->path = std::string(path);
     file->writable = (flags & kOpenWrite) != 0;
+    file->readable = (flags & kOpenRead) != 0;
     const auto closeOpened = [&] {
         for (std::size_t t = 0; t < file->handles.size(); ++t) {
             impl.engine->targets[t]->closed(file->objectIds[t], file->handles[t]);
@@ -589,6 +600,9 @@ Status File::truncate(std::uint64_t size)
 Result<std::size_t> File::pread(std::span<std::byte> out, std::uint64_t offset)
 {
     Impl &file = *m_impl;
+    if (!file.readable) [[unlikely]] {
+        return file.checkReadable();
+    }
     Mount::Impl &mount = *file.mount;
     if (fastRead(*mount.engine, file.data, offset, out)) {
         return out.size(); // a cached hit through this thread's context

@@ -490,6 +490,37 @@ private slots:
         QVERIFY(back == original);
     }
 
+    // As O_WRONLY: a file opened only for writing refuses reads, cached or not, naming the file,
+    // and its position does not move.
+    void readsFromAWriteOnlyFileFail()
+    {
+        auto client = mount();
+        QVERIFY(client);
+        auto file = client->open("wo", kOpenWrite | kOpenCreate);
+        QVERIFY(file.ok());
+        const auto data = pattern(3 * 4096, 12);
+        QVERIFY((*file)->pwrite(data, 0).ok()); // cached: the fast read would find it
+        std::vector<std::byte> back(100);
+        for (int attempt = 0; attempt < 2; ++attempt) { // the second would be a per-thread hit
+            auto got = (*file)->pread(back, 0);
+            QVERIFY(!got.ok());
+            QCOMPARE(got.status().code(), Errc::permission_denied);
+            QVERIFY2(got.status().message().find("read wo") != std::string::npos &&
+                         got.status().message().find("write-only") != std::string::npos,
+                     got.status().message().c_str());
+        }
+        QVERIFY(!(*file)->read(back).ok());
+        // The position stayed at 0: a write at it lands at the beginning.
+        const auto head = pattern(10, 13);
+        QCOMPARE(*(*file)->write(head), head.size());
+        QVERIFY((*file)->close().ok());
+        auto again = client->open("wo", kOpenRead);
+        QVERIFY(again.ok());
+        std::vector<std::byte> first(10);
+        QCOMPARE(*(*again)->pread(first, 0), first.size());
+        QVERIFY(first == head);
+    }
+
     // The engine writes a shared object back through one of its opens' handles: when a
     // read-only open came first, a writer's data must not go through that read-only handle.
     void aWriterAfterAReadOnlyOpenerWritesBack()

@@ -91,7 +91,8 @@ public:
     const std::string &path() const noexcept;
     Result<FileAttr> stat();
     // truncate, pwrite and write on a file opened without kOpenWrite fail with
-    // permission_denied naming the file, and change nothing.
+    // permission_denied naming the file, and change nothing; pread and read on a file opened
+    // without kOpenRead likewise.
     Status truncate(std::uint64_t size);
 
     // Data goes through the client's page cache, with readahead, under PR/PW locks that keep
