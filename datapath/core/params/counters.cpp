@@ -1,6 +1,7 @@
 #include "core/params/counters.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cinttypes>
 #include <cstdio>
@@ -10,11 +11,79 @@
 namespace lutra::params {
 
 namespace detail {
-std::size_t nextThreadIndex() noexcept
+
+namespace {
+
+constexpr std::uint32_t kSlotWordBits = 64;
+// Bit s set: slot s is owned by a live thread. Plain atomics, so threads exiting after static
+// destruction began still find them.
+constinit std::array<std::atomic<std::uint64_t>, (kOwnedSlots + kSlotWordBits - 1) / kSlotWordBits>
+    g_slotsInUse{};
+thread_local constinit std::size_t t_sharedShard = std::numeric_limits<std::size_t>::max();
+
+// Gives the thread's slot back when the thread exits. The counts stay in the blocks: the release
+// below publishes them to whichever thread claims the slot next.
+struct SlotReleaser {
+    std::uint32_t slot = kSlotShared;
+    ~SlotReleaser()
+    {
+        if (slot >= kOwnedSlots) {
+            return;
+        }
+        t_slot = kSlotShared; // counts from later thread-exit code go to the shared shards
+        g_slotsInUse[slot / kSlotWordBits].fetch_and(~(std::uint64_t{1} << (slot % kSlotWordBits)),
+                                                     std::memory_order_release);
+    }
+};
+
+} // namespace
+
+std::uint32_t claimSlot() noexcept
 {
-    static std::atomic<std::size_t> next{0};
-    return next.fetch_add(1, std::memory_order_relaxed);
+    if (t_slot != kSlotUnclaimed) {
+        return t_slot;
+    }
+    thread_local SlotReleaser releaser;
+    for (std::uint32_t word = 0; word < g_slotsInUse.size(); ++word) {
+        std::uint64_t used = g_slotsInUse[word].load(std::memory_order_relaxed);
+        while (true) {
+            const auto bit = static_cast<std::uint32_t>(std::countr_one(used));
+            const std::uint32_t slot = word * kSlotWordBits + bit;
+            if (bit == kSlotWordBits || slot >= kOwnedSlots) {
+                break;
+            }
+            // Acquire: the previous owner's counts in this slot's cells are visible.
+            if (g_slotsInUse[word].compare_exchange_weak(used, used | (std::uint64_t{1} << bit),
+                                                         std::memory_order_acquire,
+                                                         std::memory_order_relaxed)) {
+                releaser.slot = slot;
+                t_slot = slot;
+                return slot;
+            }
+        }
+    }
+    t_slot = kSlotShared;
+    return kSlotShared;
 }
+
+std::size_t sharedShardIndex() noexcept
+{
+    if (t_sharedShard == std::numeric_limits<std::size_t>::max()) {
+        static std::atomic<std::size_t> next{0};
+        t_sharedShard = next.fetch_add(1, std::memory_order_relaxed);
+    }
+    return t_sharedShard;
+}
+
+std::size_t ownedSlotsInUse() noexcept
+{
+    std::size_t used = 0;
+    for (const auto &word : g_slotsInUse) {
+        used += static_cast<std::size_t>(std::popcount(word.load(std::memory_order_relaxed)));
+    }
+    return used;
+}
+
 } // namespace detail
 
 namespace {
@@ -65,16 +134,80 @@ CounterBlock::CounterBlock(std::vector<CounterDef> defs, std::size_t shards)
         new (cells + i) Cell{};
     }
     m_cells.reset(cells);
+    m_owned = std::make_unique<OwnedCells[]>(detail::kOwnedSlots);
 }
 
-CounterBlock::~CounterBlock() = default;
-
-void CounterBlock::sample(std::size_t index, std::int64_t value) noexcept
+CounterBlock::~CounterBlock()
 {
-    Cell &c = cell(index);
+    const CellsDeleter free;
+    for (std::uint32_t slot = 0; slot < detail::kOwnedSlots; ++slot) {
+        if (Cell *cells = m_owned[slot].cells.load(std::memory_order_relaxed)) {
+            free(cells);
+        }
+    }
+}
+
+void CounterBlock::resetCell(Cell &c) noexcept
+{
+    c.samples.store(0, std::memory_order_relaxed);
+    c.sum.store(0, std::memory_order_relaxed);
+    c.min.store(std::numeric_limits<std::int64_t>::max(), std::memory_order_relaxed);
+    c.max.store(std::numeric_limits<std::int64_t>::min(), std::memory_order_relaxed);
+}
+
+CounterBlock::Cell *CounterBlock::prepareOwnCells() noexcept
+{
+    const std::uint32_t slot = detail::claimSlot();
+    if (slot >= detail::kOwnedSlots) {
+        return nullptr;
+    }
+    OwnedCells &own = m_owned[slot];
+    const std::uint64_t epoch = m_epoch.load(std::memory_order_acquire);
+    Cell *cells = own.cells.load(std::memory_order_relaxed);
+    if (cells == nullptr) {
+        void *raw =
+            ::operator new[](m_stride * sizeof(Cell), std::align_val_t{kCacheLine}, std::nothrow);
+        if (raw == nullptr) {
+            return nullptr;
+        }
+        cells = static_cast<Cell *>(raw);
+        for (std::size_t i = 0; i < m_stride; ++i) {
+            new (cells + i) Cell{};
+        }
+        own.epoch.store(epoch, std::memory_order_relaxed);
+        own.cells.store(cells, std::memory_order_release); // readers see the cells made
+        return cells;
+    }
+    if (own.epoch.load(std::memory_order_relaxed) != epoch) {
+        // Cleared since this slot last counted: start again from zero. Release: a reader that
+        // sees the new epoch sees the zeroes, never the counts from before the clear.
+        for (std::size_t i = 0; i < m_stride; ++i) {
+            resetCell(cells[i]);
+        }
+        own.epoch.store(epoch, std::memory_order_release);
+    }
+    return cells;
+}
+
+void CounterBlock::addSlow(std::size_t index, std::uint64_t samples) noexcept
+{
+    if (Cell *own = prepareOwnCells()) {
+        bump(own[index].samples, samples);
+        return;
+    }
+    sharedCell(index).samples.fetch_add(samples, std::memory_order_relaxed);
+}
+
+void CounterBlock::sampleSlow(std::size_t index, std::int64_t value) noexcept
+{
+    if (Cell *own = prepareOwnCells()) {
+        sampleOwned(own[index], value);
+        return;
+    }
+    Cell &c = sharedCell(index);
     c.samples.fetch_add(1, std::memory_order_relaxed);
     c.sum.fetch_add(value, std::memory_order_relaxed);
-    // The shard is normally written by one thread only, so these loops almost never retry.
+    // A shard is shared by threads beyond the owned slots only: these loops rarely retry.
     auto low = c.min.load(std::memory_order_relaxed);
     while (value < low && !c.min.compare_exchange_weak(low, value, std::memory_order_relaxed)) {
     }
@@ -89,6 +222,17 @@ CounterSnapshot CounterBlock::snapshot() const
     snap.snapshotTime = WallClock::now();
     snap.startTime = fromRep(m_startTime.load(std::memory_order_relaxed));
     snap.counters.reserve(m_defs.size());
+    // The owned cells that count in this epoch; older ones were cleared (their owner has not
+    // counted since to zero them).
+    const std::uint64_t epoch = m_epoch.load(std::memory_order_acquire);
+    std::vector<const Cell *> owned;
+    for (std::uint32_t slot = 0; slot < detail::kOwnedSlots; ++slot) {
+        const OwnedCells &own = m_owned[slot];
+        const Cell *cells = own.cells.load(std::memory_order_acquire);
+        if (cells != nullptr && own.epoch.load(std::memory_order_acquire) == epoch) {
+            owned.push_back(cells);
+        }
+    }
     for (std::size_t i = 0; i < m_defs.size(); ++i) {
         CounterReading reading{m_defs[i].name,
                                m_defs[i].unit,
@@ -97,12 +241,19 @@ CounterSnapshot CounterBlock::snapshot() const
                                std::numeric_limits<std::int64_t>::max(),
                                std::numeric_limits<std::int64_t>::min(),
                                0};
-        for (std::size_t shard = 0; shard <= m_shardMask; ++shard) {
-            const Cell &c = m_cells[shard * m_stride + i];
+        const auto addCell = [&reading](const Cell &c) {
             reading.samples += c.samples.load(std::memory_order_relaxed);
-            reading.sum += c.sum.load(std::memory_order_relaxed);
+            reading.sum = static_cast<std::int64_t>(
+                static_cast<std::uint64_t>(reading.sum) +
+                static_cast<std::uint64_t>(c.sum.load(std::memory_order_relaxed)));
             reading.min = std::min(reading.min, c.min.load(std::memory_order_relaxed));
             reading.max = std::max(reading.max, c.max.load(std::memory_order_relaxed));
+        };
+        for (std::size_t shard = 0; shard <= m_shardMask; ++shard) {
+            addCell(m_cells[shard * m_stride + i]);
+        }
+        for (const Cell *cells : owned) {
+            addCell(cells[i]);
         }
         if (reading.samples == 0 || !reading.withMinMaxSum) {
             reading.min = reading.max = 0;
@@ -121,13 +272,12 @@ std::string CounterBlock::render(WallClock::time_point now) const
 
 void CounterBlock::clear()
 {
+    // Owned cells are their owners' to write: the new epoch makes them read as zero, and each
+    // owner zeroes its own at its next update.
+    m_epoch.fetch_add(1, std::memory_order_acq_rel);
     const std::size_t count = m_stride * (m_shardMask + 1);
     for (std::size_t i = 0; i < count; ++i) {
-        Cell &c = m_cells[i];
-        c.samples.store(0, std::memory_order_relaxed);
-        c.sum.store(0, std::memory_order_relaxed);
-        c.min.store(std::numeric_limits<std::int64_t>::max(), std::memory_order_relaxed);
-        c.max.store(std::numeric_limits<std::int64_t>::min(), std::memory_order_relaxed);
+        resetCell(m_cells[i]);
     }
     m_startTime.store(toRep(WallClock::now()), std::memory_order_relaxed);
 }

@@ -12,9 +12,21 @@
 namespace lutra::params {
 
 namespace detail {
-std::size_t nextThreadIndex() noexcept;
-// A small dense number per thread: threads started one after another get different shards.
-inline thread_local const std::size_t t_threadIndex = nextThreadIndex();
+// Counter slots: each of the first kOwnedSlots live threads owns one slot, and its cells in every
+// block are written by that thread only, so an update is a plain load and store (no lock
+// prefix). A thread gives its slot back when it exits; the next new thread takes it over with the
+// counts in it, so nothing a thread counted vanishes and a block holds at most kOwnedSlots owned
+// cell groups. Threads beyond kOwnedSlots share atomic shards.
+inline constexpr std::uint32_t kOwnedSlots = 64;
+inline constexpr std::uint32_t kSlotUnclaimed = 0xffffffff; // this thread has not counted yet
+inline constexpr std::uint32_t kSlotShared = 0xfffffffe;    // no slot free, or the thread exits
+inline thread_local constinit std::uint32_t t_slot = kSlotUnclaimed;
+// Claims a slot for the calling thread (kSlotShared when none is free) and stores it in t_slot.
+std::uint32_t claimSlot() noexcept;
+// The shared shard of a thread without a slot: threads started one after another differ.
+std::size_t sharedShardIndex() noexcept;
+// Slots owned by live threads now (for tests).
+std::size_t ownedSlotsInUse() noexcept;
 } // namespace detail
 
 struct CounterDef {
@@ -51,10 +63,13 @@ public:
     virtual void clear() = 0;
 };
 
-// A fixed set of counters. Each thread writes its own cache-line-aligned shard (picked once per
-// thread), so the hot path is one relaxed atomic add on a line no other core normally touches;
-// readers sum the shards. `clear` is not a barrier: increments racing with it may land on
-// either side, as with Lustre's lprocfs counters.
+// A fixed set of counters. A thread that owns a counter slot (detail::kOwnedSlots) writes its
+// own cells in the block, allocated on its first update: one plain load and store per counter,
+// on a line no other thread writes. Threads without a slot share cache-line-aligned shards with
+// atomic adds. Readers sum every cell with relaxed loads, so a read may see an update half done,
+// as with Lustre's lprocfs counters. `clear` moves the block's epoch: owned cells of an older
+// epoch read as zero and their owner zeroes them at its next update; increments racing with a
+// clear may land on either side.
 class CounterBlock final : public StatsSource {
 public:
     explicit CounterBlock(std::vector<CounterDef> defs, std::size_t shards = defaultShards());
@@ -65,11 +80,22 @@ public:
     // Adds `samples` to counter `index`.
     void add(std::size_t index, std::uint64_t samples = 1) noexcept
     {
-        cell(index).samples.fetch_add(samples, std::memory_order_relaxed);
+        if (Cell *own = ownCells()) {
+            bump(own[index].samples, samples);
+            return;
+        }
+        addSlow(index, samples);
     }
 
     // Records one sample of `value` (for counters with min/max/sum).
-    void sample(std::size_t index, std::int64_t value) noexcept;
+    void sample(std::size_t index, std::int64_t value) noexcept
+    {
+        if (Cell *own = ownCells()) {
+            sampleOwned(own[index], value);
+            return;
+        }
+        sampleSlow(index, value);
+    }
 
     std::size_t size() const noexcept { return m_defs.size(); }
     const std::vector<CounterDef> &defs() const noexcept { return m_defs; }
@@ -88,21 +114,69 @@ private:
         std::atomic<std::int64_t> min{std::numeric_limits<std::int64_t>::max()};
         std::atomic<std::int64_t> max{std::numeric_limits<std::int64_t>::min()};
     };
+    // One slot's cells in this block: written by the slot's owner only.
+    struct OwnedCells {
+        std::atomic<Cell *> cells{nullptr};
+        std::atomic<std::uint64_t> epoch{0}; // the block's epoch the cells count in
+    };
     static constexpr std::size_t kCacheLine = 64;
     static_assert(kCacheLine % sizeof(Cell) == 0, "cells must tile cache lines");
     struct CellsDeleter {
         void operator()(Cell *cells) const noexcept;
     };
 
-    Cell &cell(std::size_t index) const noexcept
+    static void bump(std::atomic<std::uint64_t> &counter, std::uint64_t by) noexcept
     {
-        return m_cells[(detail::t_threadIndex & m_shardMask) * m_stride + index];
+        counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
     }
+
+    static void sampleOwned(Cell &c, std::int64_t value) noexcept
+    {
+        bump(c.samples, 1);
+        c.sum.store(static_cast<std::int64_t>(
+                        static_cast<std::uint64_t>(c.sum.load(std::memory_order_relaxed)) +
+                        static_cast<std::uint64_t>(value)),
+                    std::memory_order_relaxed);
+        if (value < c.min.load(std::memory_order_relaxed)) {
+            c.min.store(value, std::memory_order_relaxed);
+        }
+        if (value > c.max.load(std::memory_order_relaxed)) {
+            c.max.store(value, std::memory_order_relaxed);
+        }
+    }
+
+    // This thread's cells, when it owns a slot and its cells are current; else null.
+    Cell *ownCells() const noexcept
+    {
+        const std::uint32_t slot = detail::t_slot;
+        if (slot >= detail::kOwnedSlots) {
+            return nullptr;
+        }
+        const OwnedCells &own = m_owned[slot];
+        Cell *cells = own.cells.load(std::memory_order_relaxed);
+        if (cells == nullptr ||
+            own.epoch.load(std::memory_order_relaxed) != m_epoch.load(std::memory_order_relaxed)) {
+            return nullptr;
+        }
+        return cells;
+    }
+    // The first update of this thread (claims a slot), of its slot in this block (allocates the
+    // cells) or since a clear (zeroes them); or a thread without a slot (a shared shard).
+    Cell *prepareOwnCells() noexcept;
+    void addSlow(std::size_t index, std::uint64_t samples) noexcept;
+    void sampleSlow(std::size_t index, std::int64_t value) noexcept;
+    Cell &sharedCell(std::size_t index) const noexcept
+    {
+        return m_cells[(detail::sharedShardIndex() & m_shardMask) * m_stride + index];
+    }
+    static void resetCell(Cell &cell) noexcept;
 
     std::vector<CounterDef> m_defs;
     std::size_t m_shardMask;
     std::size_t m_stride;                          // cells per shard, padded to whole cache lines
-    std::unique_ptr<Cell[], CellsDeleter> m_cells; // cache-line aligned
+    std::unique_ptr<Cell[], CellsDeleter> m_cells; // shared shards, cache-line aligned
+    std::unique_ptr<OwnedCells[]> m_owned;         // detail::kOwnedSlots entries
+    std::atomic<std::uint64_t> m_epoch{1};         // moves on clear
     std::atomic<WallClock::rep> m_startTime;
 };
 

@@ -1,14 +1,45 @@
-// Counter blocks: exact Lustre stats text, sums across many threads, min/max/sum, clear.
+// Counter blocks: exact Lustre stats text, sums across many threads (owned cells and shared
+// shards), threads that exit and whose slots are reused, min/max/sum, clear.
 #include "core/params/catalog.h"
 #include "core/params/counters.h"
 
 #include <QTest>
 
+#include <atomic>
+#include <barrier>
 #include <thread>
 #include <vector>
 
 using namespace lutra::params;
 using namespace std::chrono;
+
+namespace {
+
+// Runs `threads` threads that are all alive at once: each waits until every other has started,
+// runs `body(t)`, then waits again, so no thread exits (and frees its slot) before all counted.
+template <typename Body> void runAllAlive(int threads, Body body)
+{
+    std::barrier started(threads);
+    std::barrier done(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            started.arrive_and_wait();
+            body(t);
+            done.arrive_and_wait();
+        });
+    }
+    for (auto &thread : pool) {
+        thread.join();
+    }
+}
+
+std::uint64_t samplesOf(const CounterBlock &block, std::size_t index)
+{
+    return block.snapshot().counters[index].samples;
+}
+
+} // namespace
 
 class TestCounters : public QObject {
     Q_OBJECT
@@ -131,6 +162,159 @@ private slots:
         QVERIFY(text.find("hits") == std::string::npos);
         QVERIFY(text.find("lat                       1 samples [usecs] 7 7 7\n") !=
                 std::string::npos);
+    }
+
+    // More threads alive than owned slots: the first threads own slots, the rest share atomic
+    // shards, and both are exact under contention (two owners of one slot, or a plain add on a
+    // shared shard, would lose increments here).
+    void moreThreadsThanSlotsCountExactly()
+    {
+        CounterBlock block({{"hits", "pages", false}, {"bytes", "bytes", true}}, 4);
+        const int threads = static_cast<int>(detail::kOwnedSlots) + 24;
+        constexpr int kPerThread = 20000;
+        std::atomic<std::size_t> slotsWhileAllAlive{0};
+        std::atomic<int> shared{0};
+        runAllAlive(threads, [&](int t) {
+            for (int i = 0; i < kPerThread; ++i) {
+                block.add(0);
+                block.sample(1, t + 1);
+            }
+            if (detail::t_slot == detail::kSlotShared) {
+                shared.fetch_add(1);
+            }
+            slotsWhileAllAlive = detail::ownedSlotsInUse();
+        });
+        QCOMPARE(slotsWhileAllAlive.load(), std::size_t(detail::kOwnedSlots));
+        QVERIFY(shared.load() >= 24); // the main thread may hold a slot too
+        const auto snap = block.snapshot();
+        QCOMPARE(snap.counters[0].samples, std::uint64_t(threads) * kPerThread);
+        QCOMPARE(snap.counters[1].samples, std::uint64_t(threads) * kPerThread);
+        QCOMPARE(snap.counters[1].sum,
+                 std::int64_t(kPerThread) * std::int64_t(threads) * (threads + 1) / 2);
+        QCOMPARE(snap.counters[1].min, std::int64_t(1));
+        QCOMPARE(snap.counters[1].max, std::int64_t(threads));
+    }
+
+    // A thread's counts outlive it, its slot goes to the next thread (which counts on top), and
+    // many short-lived threads use no more slots than were free.
+    void exitedThreadsKeepTheirCountsAndSlotsAreReused()
+    {
+        CounterBlock block({{"hits", "pages", false}, {"bytes", "bytes", true}});
+        const std::size_t before = detail::ownedSlotsInUse();
+        std::thread([&] {
+            block.add(0, 5);
+            block.sample(1, 100);
+        }).join();
+        QCOMPARE(detail::ownedSlotsInUse(), before); // given back at exit
+        QCOMPARE(samplesOf(block, 0), std::uint64_t(5));
+        for (int i = 0; i < 3 * static_cast<int>(detail::kOwnedSlots); ++i) {
+            std::thread([&, i] {
+                block.add(0, 1);
+                block.sample(1, i);
+                QVERIFY(detail::t_slot < detail::kOwnedSlots); // a free slot, never shared
+            }).join();
+        }
+        QCOMPARE(detail::ownedSlotsInUse(), before);
+        const auto snap = block.snapshot();
+        QCOMPARE(snap.counters[0].samples, std::uint64_t(5 + 3 * detail::kOwnedSlots));
+        QCOMPARE(snap.counters[1].min, std::int64_t(0));
+        QCOMPARE(snap.counters[1].max, std::int64_t(3 * detail::kOwnedSlots - 1));
+        // Threads exiting while others count: every count is still there at the end.
+        constexpr int kWaves = 6;
+        constexpr int kPerWave = 16;
+        constexpr int kPerThread = 5000;
+        for (int wave = 0; wave < kWaves; ++wave) {
+            runAllAlive(kPerWave, [&](int) {
+                for (int i = 0; i < kPerThread; ++i) {
+                    block.add(0);
+                }
+            });
+        }
+        QCOMPARE(samplesOf(block, 0),
+                 std::uint64_t(5 + 3 * detail::kOwnedSlots) + kWaves * kPerWave * kPerThread);
+    }
+
+    // clear() zeroes owned cells of live threads (they go on from zero), of exited threads (a
+    // thread taking the slot over does not bring them back), and the shared shards.
+    void clearZeroesOwnedCells()
+    {
+        CounterBlock block({{"hits", "pages", false}, {"lat", "usecs", true}});
+        std::thread([&] { block.add(0, 1000); }).join(); // an exited thread's slot
+        block.add(0, 7);                                 // the main thread's slot
+        block.sample(1, 50);
+        QCOMPARE(samplesOf(block, 0), std::uint64_t(1007));
+        block.clear();
+        QCOMPARE(samplesOf(block, 0), std::uint64_t(0));
+        QCOMPARE(block.snapshot().counters[1].samples, std::uint64_t(0));
+        block.add(0, 2);
+        block.sample(1, 9);
+        std::thread([&] { block.add(0, 3); }).join(); // takes the exited thread's slot over
+        const auto snap = block.snapshot();
+        QCOMPARE(snap.counters[0].samples, std::uint64_t(5));
+        QCOMPARE(snap.counters[1].min, std::int64_t(9)); // not the 50 from before the clear
+        QCOMPARE(snap.counters[1].max, std::int64_t(9));
+        QCOMPARE(snap.counters[1].sum, std::int64_t(9));
+    }
+
+    // Writers, a reader and clears at once: a reading with no clear around it never goes back
+    // (it may miss an update in flight, not undo one); after the clears, with the owners' cells
+    // of older epochs written in the middle of an update, one more clear and the totals of the
+    // next writers are exact.
+    void readersAndClearsRaceWithWriters()
+    {
+        CounterBlock block({{"hits", "pages", false}, {"bytes", "bytes", true}}, 4);
+        constexpr int kWriters = 6;
+        constexpr int kPerWriter = 100000;
+        std::atomic<bool> writing{true};
+        std::atomic<int> clears{0}; // odd while a clear runs
+        std::atomic<int> wentBack{0};
+        std::atomic<int> readings{0};
+        std::thread reader([&] {
+            std::uint64_t previous = 0;
+            int lastClears = -1;
+            while (writing.load()) {
+                const int before = clears.load();
+                const std::uint64_t now = samplesOf(block, 0);
+                const int after = clears.load();
+                if (before == after && before == lastClears && before % 2 == 0 && now < previous) {
+                    wentBack.fetch_add(1);
+                }
+                lastClears = before == after ? after : -1; // a reading during a clear: no base
+                previous = now;
+                readings.fetch_add(1);
+            }
+        });
+        const auto write = [&](int) {
+            for (int i = 0; i < kPerWriter; ++i) {
+                block.add(0);
+                block.sample(1, 3);
+            }
+        };
+        std::atomic<bool> racing{true};
+        std::thread clearer([&] {
+            while (racing.load()) {
+                clears.fetch_add(1);
+                block.clear();
+                clears.fetch_add(1);
+                std::this_thread::yield();
+            }
+        });
+        runAllAlive(kWriters, write);
+        racing = false;
+        clearer.join();
+        clears.fetch_add(1);
+        block.clear();
+        clears.fetch_add(1);
+        QCOMPARE(samplesOf(block, 0), std::uint64_t(0));
+        runAllAlive(kWriters, write);
+        writing = false;
+        reader.join();
+        QCOMPARE(wentBack.load(), 0);
+        QVERIFY(readings.load() > 0);
+        const auto snap = block.snapshot();
+        QCOMPARE(snap.counters[0].samples, std::uint64_t(kWriters) * kPerWriter);
+        QCOMPARE(snap.counters[1].sum, std::int64_t(kWriters) * kPerWriter * 3);
+        QCOMPARE(snap.counters[1].min, std::int64_t(3));
     }
 
     void shardsArePowerOfTwo()
