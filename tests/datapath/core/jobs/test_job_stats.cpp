@@ -5,6 +5,7 @@
 
 #include <QTest>
 
+#include <barrier>
 #include <thread>
 #include <vector>
 
@@ -245,6 +246,38 @@ private slots:
         QCOMPARE(writes.samples, std::uint64_t(kThreads * kUpdates));
         QCOMPARE(writes.sum, std::int64_t(kThreads) * kUpdates * 4096);
         QCOMPARE(stats.jobCount(), std::size_t(kThreads + 1));
+    }
+
+    // A job's counters are a CounterBlock like any other: threads that own a counter slot and
+    // threads beyond the owned slots (shared shards), through JobRefs and by id, all at once,
+    // and threads that exit: exact sums (a lost increment fails it).
+    void moreThreadsThanCounterSlotsAddUp()
+    {
+        JobStats stats;
+        const int threads = static_cast<int>(params::detail::kOwnedSlots) + 16;
+        constexpr int kUpdates = 3000;
+        std::barrier started(threads);
+        std::vector<std::thread> pool;
+        for (int t = 0; t < threads; ++t) {
+            pool.emplace_back([&stats, &started, t] {
+                started.arrive_and_wait();
+                JobStats::JobRef ref;
+                for (int i = 0; i < kUpdates; ++i) {
+                    if (t % 2 == 0) {
+                        stats.sample(ref, "ior.7", JobStats::read_bytes, 1);
+                    } else {
+                        stats.sample("ior.7", JobStats::read_bytes, 1);
+                    }
+                }
+            });
+        }
+        for (auto &thread : pool) {
+            thread.join();
+        }
+        const auto job = stats.snapshot("ior.7");
+        QVERIFY(job.ok());
+        QCOMPARE(job->counters[JobStats::read_bytes].samples, std::uint64_t(threads) * kUpdates);
+        QCOMPARE(job->counters[JobStats::read_bytes].sum, std::int64_t(threads) * kUpdates);
     }
 
     void publishedThroughTheRegistry()
