@@ -16,6 +16,7 @@
 #include "models/history_model.h"
 #include "models/jobs_model.h"
 #include "models/profiles_model.h"
+#include "models/ranking_model.h"
 #include "widgets/profile_editor.h"
 #include "widgets/time_chart.h"
 
@@ -24,8 +25,10 @@
 #include <QElapsedTimer>
 #include <QImage>
 #include <QSet>
+#include <QStatusBar>
 #include <QThread>
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
@@ -77,17 +80,31 @@ public:
             return 1;
         }
         // Charts open with the stored history and go on live: give them some live seconds.
-        settle(m_window, 8000);
+        // With Prometheus only the node on screen streams: the seconds go to the node shown
+        // next, and the cluster table already has Prometheus' numbers.
+        const bool fleet = m_cluster.fleet() != nullptr;
+        if (!fleet) {
+            settle(m_window, 8000);
+        }
 
         m_window.showTab(MainWindow::clusterTab);
         settle(m_window, 300);
-        shoot("01-cluster", "one row per node: state, version, you, labels, hit ratio, locks");
+        if (fleet) {
+            // What tells an admin (and demo_tour) where the cluster views get their numbers.
+            std::printf("lutra-console tour: status bar: %s\n",
+                        qPrintable(m_window.statusBar()->currentMessage()));
+        }
+        shoot("01-cluster",
+              fleet ? "one row per node: state, version, you, labels; hit ratio, "
+                      "locks and cache from Prometheus"
+                    : "one row per node: state, version, you, labels, hit ratio, locks");
 
-        const auto addresses = m_cluster.addresses();
         const QString client = pickClient();
         m_window.nodeView()->showNode(client);
         m_window.showTab(MainWindow::nodeTab);
-        settle(m_window, 1200);
+        step("node " + m_cluster.nodeName(client) + " streams",
+             waitFor([&] { return m_cluster.latestCounters(client) != nullptr; }, 20'000));
+        settle(m_window, fleet ? 8000 : 1200);
         shoot("02-node", "instances and the live counter blocks of " + m_cluster.nodeName(client));
 
         auto *readahead = m_window.readaheadView();
@@ -99,7 +116,12 @@ public:
         shoot("03-readahead-node", "hit ratio and read_ahead_stats rates per instance");
         readahead->setScope(ReadaheadView::Scope::cluster);
         settle(m_window, 1200);
-        shoot("04-readahead-cluster", "min/median/max band, worst nodes, node x time heat map");
+        if (fleet) {
+            fleetCharts();
+        }
+        shoot("04-readahead-cluster",
+              fleet ? "min/median/max band, worst nodes, node x time heat map from Prometheus"
+                    : "min/median/max band, worst nodes, node x time heat map");
 
         auto *locks = m_window.lockLruView();
         locks->picker()->setCurrentAddress(client);
@@ -124,21 +146,58 @@ public:
     }
 
 private:
+    // Connected, and counters to draw: every node's stream, or Prometheus' first answer for
+    // the Cluster table (then no node streams until it is on screen).
     bool allReady() const
     {
+        const auto *fleet = m_cluster.fleet();
         for (const auto &address : m_cluster.addresses()) {
             const auto *connection = m_cluster.connection(address);
             if (connection->state() != ConnectionState::ready ||
-                m_cluster.latestCounters(address) == nullptr) {
+                (fleet == nullptr && m_cluster.latestCounters(address) == nullptr)) {
                 return false;
             }
         }
-        return !m_cluster.addresses().isEmpty();
+        return !m_cluster.addresses().isEmpty() && (fleet == nullptr || !fleet->facts().isEmpty());
+    }
+
+    // The cluster charts drawn from a fresh Prometheus answer; says what they show.
+    void fleetCharts()
+    {
+        auto *fleet = m_cluster.fleet();
+        auto *view = m_window.readaheadView();
+        const qint64 before = fleet->lastUpdateMs();
+        fleet->poll(); // the console polls every 15 s; the tour shows the latest
+        step(
+            "Prometheus answered",
+            waitFor([&] { return fleet->lastUpdateMs() > before || !fleet->lastError().isEmpty(); },
+                    15'000) &&
+                fleet->lastError().isEmpty());
+        settle(m_window, 300);
+        int withHistory = 0;
+        for (const auto &points : fleet->hitRatioHistory()) {
+            withHistory += !points.isEmpty();
+        }
+        const int bandPoints =
+            view->bandChart()->drawnPointCount(view->bandChart()->bandNames().value(0));
+        std::printf("lutra-console tour: cluster charts from Prometheus %s: %d of %d nodes with a "
+                    "hit ratio history, %d band points, %d worst nodes ranked\n",
+                    qPrintable(fleet->base().toString()), withHistory,
+                    int(m_cluster.addresses().size()), bandPoints, view->ranking()->rowCount());
+        step("the cluster charts have Prometheus' data",
+             withHistory > 0 && bandPoints > 0 && view->ranking()->rowCount() > 0);
     }
 
     // A node with a client (a readahead block): the views have most to show there.
     QString pickClient() const
     {
+        if (const auto *fleet = m_cluster.fleet()) {
+            for (const auto &address : m_cluster.addresses()) {
+                if (std::isfinite(fleet->facts().value(address).hitRatio)) {
+                    return address; // Prometheus has its reads' hit ratio
+                }
+            }
+        }
         for (const auto &address : m_cluster.addresses()) {
             const auto *series = m_cluster.series(address);
             for (const auto &instance : series->instances()) {
