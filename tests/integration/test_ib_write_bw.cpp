@@ -60,6 +60,41 @@ private slots:
                      std::string::npos,
                  garbled.status().message().c_str());
         QVERIFY(!parseIbWriteBwAverage("", 1 << 20));
+        auto zero = parseIbWriteBwAverage(" 1048576 64 0.00 0.00 0.000000\n", 1 << 20);
+        QVERIFY(!zero);
+        QCOMPARE(zero.status().code(), lutra::Errc::out_of_range);
+        QVERIFY2(zero.status().message().find("measured 0 MB/s") != std::string::npos,
+                 zero.status().message().c_str());
+    }
+
+    // perftest under emulation sometimes prints 0.00 for a run that moved data: one more run,
+    // with as many queue pairs as asked (-q), gives the number.
+    void aZeroRunIsRunOnceMore()
+    {
+        QFile zero(m_dir.filePath("zero"));
+        QVERIFY(zero.open(QIODevice::WriteOnly));
+        zero.write(" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate\n"
+                   " 4194304    32               0.00               0.00  \t\t   0.000000\n");
+        zero.close();
+        QFile output(m_dir.filePath("output"));
+        QVERIFY(output.open(QIODevice::WriteOnly));
+        output.write(" 4194304    32               25.00              24.18  \t\t   0.000006\n");
+        output.close();
+        IbWriteBwOptions options;
+        options.binary = LUTRA_FAKE_IB_WRITE_BW;
+        options.bytes = std::size_t{4} << 20;
+        options.iterations = 16;
+        options.qps = 2;
+        options.timeout = std::chrono::seconds(60);
+        auto average = measureIbWriteBw(options);
+        QVERIFY2(average, average.status().message().c_str());
+        QCOMPARE(*average, 24.18);
+        QFile calls(m_dir.filePath("calls"));
+        QVERIFY(calls.open(QIODevice::ReadOnly));
+        const auto lines = QString::fromUtf8(calls.readAll()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.count("server -x 1 -F -s 4194304 -n 16 -q 2"), 2);
+        QCOMPARE(lines.count("client -x 1 -F -s 4194304 -n 16 -q 2 127.0.0.1"), 4);
+        QVERIFY(!QFile::exists(m_dir.filePath("zero")));
     }
 
     // Server first, clients retried while it starts, the average from the client that ran.
