@@ -661,12 +661,22 @@ std::size_t PageCache::reclaimLocked(std::size_t want, Shard **busy) noexcept
     std::size_t done = 0;
     std::size_t promotedCount = 0;
     std::size_t busyCount = 0;
+    // Pages of each queue this scan rotated because they cannot go now (locked: in flight;
+    // pinned; dirty). They do not count towards the FIFO's share: a FIFO holding more than its
+    // target in pages being filled sent every scan round it again and again while main held
+    // thousands of clean pages ("cache full" under readahead, LU-13312).
+    std::size_t stuckSmall = 0;
+    std::size_t stuckMain = 0;
     // Set aside, newest first (linked through lruNext): put back at the tails below.
     Page *asideSmall = nullptr;
     Page *asideMain = nullptr;
     for (std::size_t scanned = 0; done < want && scanned < budget; ++scanned) {
-        const bool fromSmall =
-            m_small.size > 0 && (m_small.size >= smallTarget || m_main.size == 0);
+        const bool smallLeft = m_small.size > stuckSmall;
+        const bool mainLeft = m_main.size > stuckMain;
+        if (!smallLeft && !mainLeft) {
+            break; // every page went round once and none can go
+        }
+        const bool fromSmall = smallLeft && (m_small.size - stuckSmall >= smallTarget || !mainLeft);
         Queue &queue = fromSmall ? m_small : m_main;
         Page *page = queue.tail;
         if (page == nullptr) {
@@ -691,6 +701,7 @@ std::size_t PageCache::reclaimLocked(std::size_t want, Shard **busy) noexcept
         if (!droppable(*page, state)) {
             unlink(page);
             pushHead(queue, id, page);
+            ++(fromSmall ? stuckSmall : stuckMain);
             continue;
         }
         Shard &shard = shardFor(page->key);
@@ -710,6 +721,7 @@ std::size_t PageCache::reclaimLocked(std::size_t want, Shard **busy) noexcept
             shard.mutex.unlock();
             unlink(page);
             pushHead(queue, id, page);
+            ++(fromSmall ? stuckSmall : stuckMain);
             continue;
         }
         shard.remove(page);
