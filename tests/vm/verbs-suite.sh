@@ -28,8 +28,9 @@ part() {
   echo "== $name: exit $status after $(seconds_since "$start")s"
 }
 
-# lutra-bench over verbs; it runs ib_write_bw (server and client on the same rxe device, 64
-# iterations: its duration mode (-D) counts 0 iterations under TCG) itself in the same run. The
+# lutra-bench over verbs; it runs ib_write_bw (server and client on the same rxe device, a fixed
+# count of iterations: its duration mode (-D) counts 0 iterations under TCG) as a side of each
+# round. The
 # ratio only means something within one run (TCG makes absolute numbers meaningless).
 # shellcheck disable=SC2317 # called through part()
 bench() {
