@@ -23,7 +23,9 @@ struct FastReadContext {
     std::uint64_t stripeEnd = 0;
     std::uint64_t objectBegin = 0;
     std::uint32_t target = 0;
-    // The thread's job, its tag and its job_stats counters: looked up when the job changes.
+    // The thread's job, its tag and its job_stats counters: looked up when the job changes,
+    // checked only when the job id's version moves.
+    JobIds::Version jobVersion;
     char job[JobIds::kMaxJobIdLength] = {};
     std::size_t jobLength = 0;
     core::JobTag tag = 0;
@@ -131,12 +133,15 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
     const std::uint64_t prev = file.prevPos.load(std::memory_order_relaxed);
     const bool continues =
         prev != cache::kNoPosition && prev != 0 && (prev - 1) / kPageSize == firstPage;
-    const std::string_view job = engine.jobs.current();
-    if (!sameJob(job, context)) {
-        context.jobLength = std::min(job.size(), sizeof context.job);
-        std::memcpy(context.job, job.data(), context.jobLength);
-        context.tag = engine.jobs.tag(job);
-        context.jobStatsBound = false;
+    if (const JobIds::Version version = engine.jobs.version(); version != context.jobVersion) {
+        const std::string_view job = engine.jobs.current();
+        if (!sameJob(job, context)) {
+            context.jobLength = std::min(job.size(), sizeof context.job);
+            std::memcpy(context.job, job.data(), context.jobLength);
+            context.tag = engine.jobs.tag(job);
+            context.jobStatsBound = false;
+        }
+        context.jobVersion = version;
     }
     const std::size_t got =
         engine.cache.readCached(file.keys[context.target], objectOffset, out, context.tag,
@@ -152,8 +157,8 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
         engine.jobStats.sample(context.jobStats, jobs::JobStats::read_bytes,
                                static_cast<std::int64_t>(got));
     } else {
-        engine.jobStats.sample(context.jobStats, job, jobs::JobStats::read_bytes,
-                               static_cast<std::int64_t>(got));
+        engine.jobStats.sample(context.jobStats, std::string_view(context.job, context.jobLength),
+                               jobs::JobStats::read_bytes, static_cast<std::int64_t>(got));
         context.jobStatsBound = true;
     }
     return true;

@@ -16,13 +16,20 @@ struct ThreadJob {
     std::string overrideId;
     std::string cached;
     std::uint64_t generation = 0;
-    std::uint64_t owner = 0; // JobIds instance the cache belongs to
-    std::string taggedJob;   // the job id `tag` belongs to
+    std::uint64_t owner = 0;    // JobIds instance the cache belongs to
+    JobIds::Version tagVersion; // the version `tag` was taken at
     core::JobTag tag = 0;
-    std::uint64_t tagOwner = 0;
 };
 
 std::atomic<std::uint64_t> g_nextInstance{1};
+// Settings generations of every instance come from one sequence, so no two instances (nor two
+// settings of one) share a version.
+std::atomic<std::uint64_t> g_nextGeneration{1};
+
+std::uint64_t freshGeneration() noexcept
+{
+    return g_nextGeneration.fetch_add(1, std::memory_order_relaxed);
+}
 
 thread_local ThreadJob t_job;
 
@@ -73,11 +80,12 @@ std::string sanitize(std::string text)
 
 } // namespace
 
-JobIds::JobIds() : m_instance(g_nextInstance.fetch_add(1)) {}
+JobIds::JobIds() : m_instance(g_nextInstance.fetch_add(1)), m_generation(freshGeneration()) {}
 
 void JobIds::setThreadJobId(std::string_view jobId)
 {
     t_job.overrideId = sanitize(std::string(jobId));
+    ++detail::t_jobOverrides;
 }
 
 std::string_view JobIds::current()
@@ -134,11 +142,10 @@ std::string JobIds::compute() const
 
 core::JobTag JobIds::currentTag()
 {
-    const std::string_view job = current();
-    if (t_job.tagOwner != m_instance || t_job.taggedJob != job) {
-        t_job.tag = tag(job);
-        t_job.taggedJob = std::string(job);
-        t_job.tagOwner = m_instance;
+    const Version now = version();
+    if (t_job.tagVersion != now) {
+        t_job.tag = tag(current());
+        t_job.tagVersion = now;
     }
     return t_job.tag;
 }
@@ -180,7 +187,7 @@ Status JobIds::setJobIdVar(std::string_view value)
         std::lock_guard lock(m_mutex);
         m_var = std::string(value);
     }
-    m_generation.fetch_add(1, std::memory_order_release);
+    m_generation.store(freshGeneration(), std::memory_order_release);
     return {};
 }
 
@@ -194,7 +201,7 @@ Status JobIds::setJobIdName(std::string_view value)
         std::lock_guard lock(m_mutex);
         m_name = std::string(value);
     }
-    m_generation.fetch_add(1, std::memory_order_release);
+    m_generation.store(freshGeneration(), std::memory_order_release);
     return {};
 }
 

@@ -24,12 +24,33 @@ class ParamGroup;
 
 namespace lutra::client {
 
+namespace detail {
+// Moves each time the thread's override is set (JobIds::setThreadJobId).
+inline thread_local constinit std::uint64_t t_jobOverrides = 0;
+} // namespace detail
+
 class JobIds {
 public:
     static constexpr std::size_t kMaxJobIdLength = 64; // what the wire protocol carries
     static constexpr std::size_t kMaxTags = 1 << 20;
 
+    // What this thread's job id was derived from: while the version read before a current()
+    // call is unchanged, current() returns the same id, so a caller that keeps both (the fast
+    // read) compares two numbers instead of the id. Settings generations are unique across
+    // instances, so versions of two JobIds never match.
+    struct Version {
+        std::uint64_t settings = 0;
+        std::uint64_t overrides = 0;
+        friend bool operator==(const Version &, const Version &) = default;
+    };
+
     JobIds();
+
+    // Read it before current(): a change in between then shows as a different version later.
+    Version version() const noexcept
+    {
+        return {m_generation.load(std::memory_order_acquire), detail::t_jobOverrides};
+    }
 
     // This thread's job id: the override if set, else from jobid_var / jobid_name. Cached per
     // thread and recomputed only when the settings change, so an I/O pays no getenv.
@@ -39,8 +60,8 @@ public:
 
     // The tag of a job id, created on first use (0 when the table is full or the id is empty).
     core::JobTag tag(std::string_view jobId);
-    // The tag of current(), remembered per thread: the I/O path pays neither the table's lock
-    // nor an allocation.
+    // The tag of current(), remembered per thread with the version it was taken at: the I/O
+    // path pays neither the table's lock, nor an allocation, nor an id comparison.
     core::JobTag currentTag();
     std::string name(core::JobTag tag) const;
 
@@ -61,7 +82,7 @@ private:
     mutable std::mutex m_mutex; // settings and the tag table
     std::string m_var{params::catalog::defaultTextOf(params::catalog::kJobIds, "jobid_var")};
     std::string m_name{params::catalog::defaultTextOf(params::catalog::kJobIds, "jobid_name")};
-    std::atomic<std::uint64_t> m_generation{1};
+    std::atomic<std::uint64_t> m_generation; // moves to a fresh value on every settings change
     std::unordered_map<std::string, core::JobTag> m_tags;
     std::vector<std::string> m_names{std::string()}; // index = tag; 0 is "no job"
 };

@@ -63,6 +63,21 @@ std::uint64_t failedFastReads(params::Registry &registry)
     return counter(registry, "llite.lutra.read_ahead_stats", "failed_to_fast_read");
 }
 
+// read_bytes samples of `job` in llite.lutra.job_stats (0 when the job has none).
+std::uint64_t jobReads(params::Registry &registry, const std::string &job)
+{
+    const std::string text = value(registry, "llite.lutra.job_stats");
+    const auto entry = text.find("job_id:          " + job + "\n");
+    if (entry == std::string::npos) {
+        return 0;
+    }
+    const auto reads = text.find("read_bytes:", entry);
+    if (reads == std::string::npos || reads > text.find("- job_id:", entry)) {
+        return 0;
+    }
+    return std::stoull(text.substr(text.find("samples:", reads) + 8));
+}
+
 std::byte readByte(File &file, std::uint64_t offset, std::size_t *got = nullptr)
 {
     std::byte one{0x5a};
@@ -770,6 +785,37 @@ private slots:
         QCOMPARE(*(*file)->pread(back, 0), data.size());
         QVERIFY(back == data);
         QVERIFY(counter(registry, "llite.lutra.read_ahead_stats", "failed_to_fast_read") > before);
+    }
+
+    // The fast read keeps the thread's job and checks only its version: a job switch on the
+    // thread (an override) or a jobid_var change counts the next fast read in the new job.
+    void fastReadCountsTheJobOfTheMoment()
+    {
+        params::Registry registry;
+        auto client = mount(&registry);
+        QVERIFY(client);
+        auto file = client->open("fast-jobs", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(file.ok());
+        const auto data = pattern(64 * 1024, 31);
+        QVERIFY((*file)->pwrite(data, 0).ok());
+        Mount::setThreadJobId("job.fa");
+        QCOMPARE(readByte(**file, 65000), data[65000]); // warms the context
+        const auto failed = failedFastReads(registry);
+        const auto before = jobReads(registry, "job.fa");
+        QCOMPARE(readByte(**file, 100), data[100]);
+        Mount::setThreadJobId("job.fb");
+        QCOMPARE(readByte(**file, 200), data[200]);
+        QCOMPARE(readByte(**file, 201), data[201]);
+        Mount::setThreadJobId("job.fa");
+        QCOMPARE(readByte(**file, 300), data[300]);
+        Mount::setThreadJobId("");
+        const params::Assignment disable{"jobid_var", "disable"};
+        QVERIFY(registry.set(std::span(&disable, 1), "test").status.ok());
+        QCOMPARE(readByte(**file, 400), data[400]);
+        QCOMPARE(failedFastReads(registry), failed); // every read above was a fast one
+        QCOMPARE(jobReads(registry, "job.fa"), before + 2);
+        QCOMPARE(jobReads(registry, "job.fb"), std::uint64_t(2));
+        QCOMPARE(jobReads(registry, "disabled"), std::uint64_t(1));
     }
 
     void fastReadSeesAnotherClientsWrite()

@@ -78,6 +78,48 @@ private slots:
         }
     }
 
+    // The version a caller keeps instead of comparing ids: it stays while the id stays, moves
+    // with the thread's override and with every settings change, and differs between
+    // instances; currentTag follows it.
+    void versionMovesWhenTheIdMayChange()
+    {
+        JobIds jobs;
+        JobIds other;
+        const JobIds::Version first = jobs.version();
+        (void)jobs.current();
+        QVERIFY(jobs.version() == first);
+        QVERIFY(!(other.version() == first));
+        const auto plainTag = jobs.currentTag();
+
+        JobIds::setThreadJobId("job.v1");
+        const JobIds::Version overridden = jobs.version();
+        QVERIFY(!(overridden == first));
+        QCOMPARE(jobs.name(jobs.currentTag()), std::string("job.v1"));
+        JobIds::setThreadJobId("job.v2");
+        QVERIFY(!(jobs.version() == overridden));
+        QCOMPARE(jobs.name(jobs.currentTag()), std::string("job.v2"));
+        std::string inAnotherThread;
+        std::thread([&] {
+            const JobIds::Version version = jobs.version();
+            inAnotherThread = jobs.current();
+            QVERIFY(jobs.version() == version);
+        }).join();
+        QVERIFY(inAnotherThread != "job.v2"); // another thread's override is not this one's
+        JobIds::setThreadJobId("");
+        QCOMPARE(jobs.currentTag(), plainTag);
+
+        const JobIds::Version beforeSettings = jobs.version();
+        QVERIFY(jobs.setJobIdVar("disable").ok());
+        QVERIFY(!(jobs.version() == beforeSettings));
+        QCOMPARE(jobs.name(jobs.currentTag()), std::string("disabled"));
+        const JobIds::Version disabled = jobs.version();
+        QVERIFY(jobs.setJobIdName("%e").ok());
+        const JobIds::Version named = jobs.version();
+        QVERIFY(!(named == disabled));
+        QVERIFY(!jobs.setJobIdName("").ok()); // refused: nothing changed
+        QVERIFY(jobs.version() == named);
+    }
+
     void tags()
     {
         JobIds jobs;
