@@ -24,6 +24,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <cmath>
+
 namespace lutra::console {
 
 namespace {
@@ -72,6 +74,19 @@ QString sourceText(const FleetTelemetry &fleet, int withSeries, int nodes)
         .arg(age)
         .arg(withSeries)
         .arg(nodes);
+}
+
+// A bucket narrower than the samples' spacing (half-second buckets of a minute, samples a second
+// apart) gets none every other time: it shows the bucket before it, so a steady node is a steady
+// row, not stripes. A longer gap (a node down, not reading) stays empty.
+QList<double> bridgeSingleGaps(QList<double> buckets)
+{
+    for (qsizetype b = 1; b + 1 < buckets.size(); ++b) {
+        if (std::isnan(buckets[b]) && !std::isnan(buckets[b - 1]) && !std::isnan(buckets[b + 1])) {
+            buckets[b] = buckets[b - 1];
+        }
+    }
+    return buckets;
 }
 
 void showRatio(TimeChart &chart)
@@ -339,14 +354,15 @@ void ReadaheadView::refreshCluster(qint64 fromMs, qint64 toMs)
             // Prometheus' 1-minute rates: the same for every node, streamed or not.
             const auto history = fleet->hitRatioHistory().value(address);
             withSeries += !history.isEmpty();
-            heat << bucketMeans(history, double(fromMs), double(toMs), kBuckets);
+            heat << bridgeSingleGaps(bucketMeans(history, double(fromMs), double(toMs), kBuckets));
             const auto facts = fleet->facts().value(address);
             latest << (unreachable ? qQNaN() : facts.hitRatio);
             misses << facts.missesPerSecond;
             continue;
         }
         const auto *series = m_cluster.series(address);
-        heat << bucketMeans(series->nodeHitRatio(fromMs), double(fromMs), double(toMs), kBuckets);
+        heat << bridgeSingleGaps(
+            bucketMeans(series->nodeHitRatio(fromMs), double(fromMs), double(toMs), kBuckets));
         latest << (unreachable ? qQNaN() : series->latestNodeHitRatio());
         misses << series->latestNodeMissesPerSecond();
     }

@@ -12,6 +12,7 @@
 #include "console_test_cluster.h"
 #include "models/cluster_model.h"
 #include "models/ranking_model.h"
+#include "widgets/heat_map.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -38,6 +39,24 @@ QByteArray targetsJson(TestCluster &nodes)
                                    {"ctld", QStringLiteral("127.0.0.1:%1").arg(node.port)}}}});
     }
     return QJsonDocument(targets).toJson();
+}
+
+// Whether every row of the heat map has data in at least `cells` buckets and no empty bucket
+// between its first and its last.
+bool rowsSteady(const HeatMap &map, int cells)
+{
+    for (int row = 0; row < map.rowCount(); ++row) {
+        QList<int> withData;
+        for (int bucket = 0; bucket < map.bucketCount(); ++bucket) {
+            if (map.colorAt(row, bucket) != HeatMap::noDataColor()) {
+                withData << bucket;
+            }
+        }
+        if (withData.size() < cells || withData.last() - withData.first() + 1 != withData.size()) {
+            return false;
+        }
+    }
+    return map.rowCount() > 0;
 }
 
 int streamingNodes(const ClusterController &cluster)
@@ -154,6 +173,7 @@ private slots:
     {
         auto *view = m_window->readaheadView();
         view->setScope(ReadaheadView::Scope::cluster); // before the tab shows: no node on screen
+        view->setWindowMinutes(1); // 120 half-second buckets, Prometheus' answers 1 s apart
         m_window->showTab(MainWindow::readaheadTab);
         // Every node reads (its bench loops): each has a hit ratio in Prometheus, ranked here.
         QTRY_COMPARE_WITH_TIMEOUT(view->ranking()->rowCount(), m_nodes.size(), 40000);
@@ -176,6 +196,9 @@ private slots:
             10000);
         QVERIFY(view->source()->isVisible());
         QCOMPARE(streamingNodes(*m_cluster), 0);
+        // Every node reads all along: its heat-map row is one run, not stripes of empty
+        // half-second buckets between the 1 s samples.
+        QTRY_VERIFY_WITH_TIMEOUT(rowsSteady(*view->heatMap(), 6), 20000);
         screenshot(*m_window, "fleet-readahead");
     }
 
