@@ -28,7 +28,8 @@ struct OpenObject {
     ObjectHandle handle;
     std::string resource; // "ino:<n>": two names of one file share locks
     bool writable = false;
-    ObjectMapping mapping; // checksummed zero-copy reads sum the pages through it (no copy)
+    // Zero-copy reads check residency and sum the pages through it (no copy).
+    ObjectMapping mapping;
 };
 
 // One connected client. The connection's context points here; requests hold a shared_ptr so a
@@ -104,8 +105,9 @@ struct Worker {
     // its first `registered` bytes; again only when a larger bulk size is negotiated.
     transport::MemoryRegion region;
     bool registrationFailed = false;
-    std::unique_ptr<std::byte[]> reply; // kMaxMessageSize
-    std::vector<std::uint32_t> crcs;    // one per page of the largest bulk
+    std::unique_ptr<std::byte[]> reply;   // kMaxMessageSize
+    std::vector<std::uint32_t> crcs;      // one per page of the largest bulk
+    std::vector<unsigned char> residency; // mincore's answer for the largest bulk (makeResident)
     std::vector<protocol::DirEntry> entries;
 
     // Completion of this worker's bulkPut/bulkGet (tag = index).
@@ -124,6 +126,8 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
     transport::Transport *transport = nullptr;
     std::atomic<bool> zeroCopyRead{options.zeroCopyRead};
     std::atomic<std::uint64_t> zeroCopyReads{0}; // reads served with bulkPutFile
+    // Of those, the ones whose range was not all cached and was read in before the send.
+    std::atomic<std::uint64_t> coldZeroCopyReads{0};
     std::unique_ptr<ObjectStore> store;
     std::unique_ptr<GroupCommit> commit;
     std::unique_ptr<LockManager> locks;

@@ -1,6 +1,7 @@
 // Executing client requests on service threads.
 #include "core/log.h"
 #include "protocol/crc32c.h"
+#include "target/page_residency.h"
 #include "target/target_internal.h"
 
 #include <sys/uio.h>
@@ -136,15 +137,15 @@ namespace {
 // through the object's mapping (no copy: lutra-bench crc-read, datapath/target/README.md); where
 // the file cannot be mapped, read in cache-sized chunks into the bulk buffer and summed there.
 // An object shrinking meanwhile (SIGBUS in the mapping, or a short read) is an io_error.
-Status zeroCopyPageCrcs(Worker &worker, const OpenObject &object, std::uint64_t offset,
-                        std::uint64_t length)
+Status zeroCopyPageCrcs(Worker &worker, const OpenObject &object, const FileMapping *mapping,
+                        std::uint64_t offset, std::uint64_t length)
 {
     const auto shrank = [&object] {
         return Status(Errc::io_error,
                       "read " + object.handle.name() + ": the object shrank while it was read");
     };
-    if (auto mapping = object.mapping.cover(object.handle.fd(), offset + length); mapping) {
-        if (!guardedPageCrcs((*mapping)->bytes().subspan(offset, length),
+    if (mapping != nullptr) {
+        if (!guardedPageCrcs(mapping->bytes().subspan(offset, length),
                              {worker.crcs.data(), (length + kPageSize - 1) / kPageSize})) {
             return shrank();
         }
@@ -173,9 +174,11 @@ Status zeroCopyPageCrcs(Worker &worker, const OpenObject &object, std::uint64_t 
 } // namespace
 
 // A read served with bulkPutFile: the transport sends straight from the object's page cache.
-// With checksums, this thread computes the page CRCs meanwhile (zeroCopyPageCrcs: the send and
-// the CRC pass overlap); a write racing the read makes the client see a checksum mismatch, never
-// unchecked data. unimplemented: the transport has no file puts (nothing was sent).
+// Pages of the range not in the page cache are read in first, here (makeResident), so the
+// transport's I/O thread never waits for the disk. With checksums, this thread computes the page
+// CRCs while the transport sends (zeroCopyPageCrcs); a write racing the read makes the client see
+// a checksum mismatch, never unchecked data. unimplemented: the transport has no file puts
+// (nothing was sent).
 Result<ReadReply> TargetServer::Impl::readZeroCopy(Worker &worker, Session &session,
                                                    const OpenObject &object, std::uint64_t offset,
                                                    std::uint64_t bytes,
@@ -198,6 +201,13 @@ Result<ReadReply> TargetServer::Impl::readZeroCopy(Worker &worker, Session &sess
     if (length == 0) {
         return reply;
     }
+    // Without a mapping (mmap failed) the send may still read the disk, as it always did.
+    auto covered = object.mapping.cover(object.handle.fd(), offset + length);
+    const std::shared_ptr<const FileMapping> mapping = covered ? *covered : nullptr;
+    if (mapping != nullptr && makeResident(mapping->bytes().subspan(offset, length),
+                                           worker.residency) == Residency::filled) {
+        coldZeroCopyReads.fetch_add(1, std::memory_order_relaxed);
+    }
     Status put =
         session.connection->bulkPutFile(descriptor, {object.handle.fd(), offset, length},
                                         worker.index, transport::deadlineIn(kBulkDeadline));
@@ -209,7 +219,7 @@ Result<ReadReply> TargetServer::Impl::readZeroCopy(Worker &worker, Session &sess
     }
     Status crcs;
     if (sums) {
-        crcs = zeroCopyPageCrcs(worker, object, offset, length);
+        crcs = zeroCopyPageCrcs(worker, object, mapping.get(), offset, length);
     }
     // The put uses the descriptor and the fd until onBulkDone: wait even when the CRCs failed.
     put = waitBulk(worker);

@@ -1,6 +1,7 @@
 #include "core/log.h"
 #include "core/params/bind.h"
 #include "core/params/value.h"
+#include "target/page_residency.h"
 #include "target/target_internal.h"
 
 #include <algorithm>
@@ -120,6 +121,10 @@ Status TargetServer::Impl::publish(params::Registry &registry)
     zeroCopyCount.read = [this] {
         return params::Value(static_cast<std::int64_t>(zeroCopyReads.load()));
     };
+    params::Binding coldCount;
+    coldCount.read = [this] {
+        return params::Value(static_cast<std::int64_t>(coldZeroCopyReads.load()));
+    };
     params::Binding exports;
     exports.read = [this] {
         std::lock_guard lock(sessionsMutex);
@@ -129,6 +134,7 @@ Status TargetServer::Impl::publish(params::Registry &registry)
     rows.push_back({"brw_size", std::move(brw), {}});
     rows.push_back({"read_zero_copy", std::move(zeroCopy), {}});
     rows.push_back({"zero_copy_reads", std::move(zeroCopyCount), {}});
+    rows.push_back({"cold_zero_copy_reads", std::move(coldCount), {}});
     rows.push_back({"num_exports", std::move(exports), {}});
     if (auto status = params::bindGroup(*paramGroup, params::catalog::kObdfilter, options.name,
                                         std::move(rows));
@@ -190,6 +196,7 @@ Result<std::unique_ptr<TargetServer>> TargetServer::start(TargetOptions options,
         worker->bulk.reset(new std::byte[protocol::kMaxBulkBytes]);
         worker->reply = std::make_unique<std::byte[]>(protocol::kMaxMessageSize);
         worker->crcs.resize(protocol::kMaxBulkPages);
+        worker->residency.resize(residencyScratchBytes(protocol::kMaxBulkBytes));
         worker->entries.reserve(ObjectStore::kMaxReaddirEntries);
         impl->workers.push_back(std::move(worker));
     }

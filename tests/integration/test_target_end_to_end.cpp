@@ -382,6 +382,38 @@ private slots:
         QCOMPARE(getParam("obdfilter.ost0.zero_copy_reads"), std::string("4"));
     }
 
+    // A zero-copy read of an object the page cache no longer holds (dropped with
+    // POSIX_FADV_DONTNEED) is read in by the service thread before the send, so tcp's I/O thread
+    // never waits for the disk: counted in cold_zero_copy_reads, the bytes (and checksums) right;
+    // the next read of the same range finds it cached.
+    void coldReadsAreReadInBeforeTheSend()
+    {
+        auto session = connect("cold");
+        QVERIFY(session);
+        const std::size_t bulk = session->negotiated().maxBulkBytes;
+        for (const bool checksums : {false, true}) {
+            const std::string name = checksums ? "cold-summed" : "cold";
+            const std::uint64_t handle = create(*session, name);
+            QVERIFY(handle != 0);
+            const auto data = pattern(bulk, checksums ? 8 : 7);
+            QVERIFY(write(*session, handle, 0, data).ok()); // durable: its pages are clean
+            const int fd = ::open((m_root + "/" + name).c_str(), O_RDONLY);
+            QVERIFY(fd >= 0);
+            QCOMPARE(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+            ::close(fd);
+            const std::string before = checksums ? "1" : "0";
+            QCOMPARE(getParam("obdfilter.ost0.cold_zero_copy_reads"), before);
+            auto got = read(*session, handle, 0, bulk, checksums);
+            QVERIFY2(got.ok(), got.status().toString().c_str());
+            QVERIFY(*got == data);
+            const std::string after = checksums ? "2" : "1";
+            QCOMPARE(getParam("obdfilter.ost0.cold_zero_copy_reads"), after);
+            got = read(*session, handle, 0, bulk, checksums);
+            QVERIFY(got.ok() && *got == data);
+            QCOMPARE(getParam("obdfilter.ost0.cold_zero_copy_reads"), after);
+        }
+    }
+
     // A checksummed zero-copy read sums its pages through a mapping of the object: a truncate
     // racing it (here: of the backing file, as fast as it goes, extended again after each) leaves
     // the pages it was summing beyond the file's end. Every read then ends in an error reply (the

@@ -254,6 +254,9 @@ inline constexpr std::array kObdfilterDefinitions{
                        "(tcp: sendfile) instead of reading them into a buffer first"},
     gauge("zero_copy_reads", "reads served from the file straight to the transport "
                              "(read_zero_copy)"),
+    gauge("cold_zero_copy_reads",
+          "zero-copy reads whose range was not all in the page cache: read in by a service "
+          "thread before the send, so the transport's I/O thread never waits for the disk"),
     gauge("num_exports", "clients connected to this target"),
 };
 inline constexpr Group kObdfilter{"obdfilter", "obdfilter", kObdfilterDefinitions};
