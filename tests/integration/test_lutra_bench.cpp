@@ -198,9 +198,10 @@ private slots:
         int exitCode = 0;
         // Transfers one byte past a page, 3 ranks: pages two ranks' chunks share are fetched
         // once (readahead_pages counts only pages sent for).
-        const auto report = runBench({"--json", "ior-hard", "--segments", "20", "--ranks", "3",
-                                      "--transfer-bytes", "4097", "--rounds", "2"},
-                                     &exitCode);
+        const auto report =
+            runBench({"--json", "ior-hard", "--segments", "20", "--ranks", "3", "--transfer-bytes",
+                      "4097", "--rounds", "2", "--duration", "0"},
+                     &exitCode);
         QCOMPARE(exitCode, 0);
         verifyClientReport(report, "ior-hard", {"vs_sequential", "ra_hit_ratio"});
         const auto results = report["results"].toObject();
@@ -214,7 +215,8 @@ private slots:
     void pressureMode()
     {
         int exitCode = 0;
-        const auto report = runBench({"--json", "pressure", "--segments", "40"}, &exitCode);
+        const auto report =
+            runBench({"--json", "pressure", "--segments", "40", "--duration", "0"}, &exitCode);
         QCOMPARE(exitCode, 0);
         verifyClientReport(report, "pressure", {"pressured_vs_unpressured"});
         const auto results = report["results"].toObject();

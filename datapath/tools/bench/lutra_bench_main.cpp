@@ -188,6 +188,10 @@ int main(int argc, char **argv)
                          "cold read rounds, the two sides alternating (ratios: median)")
             ->capture_default_str()
             ->check(CLI::Range(1u, 1000u));
+        mode->add_option("--duration", iorHard.durationSeconds,
+                         "more rounds until this many seconds of rounds passed (0: --rounds)")
+            ->capture_default_str()
+            ->check(CLI::Range(0.0, 3600.0));
     };
     auto *iorHardMode = app.add_subcommand(
         "ior-hard", "47008-byte transfers interleaved in one shared file vs sequential reads");
