@@ -241,6 +241,7 @@ if [[ -n $prom_url ]] && await_prometheus; then
   echo "lutra demo: the console's cluster views chart the fleet from Prometheus $prom_url; try $prom_url/graph?g0.expr=node%3Alutra_read_ahead_hit_ratio%3Arate1m"
 else
   [[ -z $prom_pid ]] || kill "$prom_pid" 2>/dev/null || true
+  prom_url=
   echo "lutra demo: going on without Prometheus: the console streams every node's counters instead"
 fi
 if [[ -z "${LUTRA_DEMO_TOUR:-}" && ( -n "${DISPLAY:-}" || -n "${WAYLAND_DISPLAY:-}" ) ]]; then
@@ -256,6 +257,7 @@ echo "lutra demo: the console's screenshots are in $demo/screenshots (open them 
 if [[ -t 0 ]]; then
   echo "lutra demo: the cluster is running. Try:"
   echo "  $bin/lutractl --token-file $token -H $hosts get_param 'ldlm.namespaces.*.lock_unused_count'"
+  [[ -z $prom_url ]] || echo "  $prom_url (Prometheus: the fleet's recording rules, node:lutra_*)"
   echo "Ctrl-C stops it."
   while true; do sleep 3600; done
 fi
