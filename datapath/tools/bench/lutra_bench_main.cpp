@@ -1,4 +1,5 @@
 // lutra-bench: lutra measured against a baseline in the same run, reported as ratios.
+#include "bench_cold_read.h"
 #include "bench_crc_read.h"
 #include "bench_flush_job.h"
 #include "bench_loop.h"
@@ -129,6 +130,22 @@ int main(int argc, char **argv)
     crcReadMode->add_option("--rounds", crcRead.rounds, "passes per way")
         ->capture_default_str()
         ->check(CLI::Range(1u, 1000u));
+    ColdReadBenchOptions coldRead;
+    auto *coldReadMode = app.add_subcommand(
+        "cold-read", "another client's reads of cached data beside reads the targets no longer "
+                     "cache vs alone");
+    coldReadMode->add_option("--threads", coldRead.threads, "cold readers, one file each")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 64u));
+    coldReadMode->add_option("--file-mb", coldRead.fileMb, "size of each cold file")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1u << 16));
+    coldReadMode->add_option("--hot-mb", coldRead.hotMb, "size of the other client's file")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1u << 16));
+    coldReadMode->add_option("--rounds", coldRead.rounds, "rounds, the two sides alternating")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1000u));
     SmallReadBenchOptions smallRead;
     auto *smallReadMode = app.add_subcommand(
         "small-read", "1 B / 1 KiB / 4 KiB cached reads vs pread() from the kernel page cache");
@@ -247,6 +264,9 @@ int main(int argc, char **argv)
         }
         if (*crcReadMode) {
             return runCrcReadBench(options, crcRead);
+        }
+        if (*coldReadMode) {
+            return runColdReadBench(options, coldRead);
         }
         if (*flushJobMode) {
             return runFlushJobBench(options, flushJob);
