@@ -54,6 +54,10 @@ int main(int argc, char **argv)
     bool copyReads = false;
     app.add_flag("--no-zero-copy-read", copyReads,
                  "read into a buffer before sending, also without checksums (read_zero_copy=0)");
+    bool noColdReadFill = false;
+    app.add_flag("--no-cold-read-fill", noColdReadFill,
+                 "let the transport read uncached pages of a zero-copy read (tcp: on its I/O "
+                 "thread) instead of a service thread first; for comparisons");
     unsigned drainSeconds = 10;
     app.add_option("--drain-timeout", drainSeconds,
                    "seconds requests in service get to finish after SIGTERM; then every "
@@ -66,6 +70,7 @@ int main(int argc, char **argv)
                    "baseline, e.g. tcp://127.0.0.1:0");
     CLI11_PARSE(app, argc, argv);
     options.zeroCopyRead = !copyReads;
+    options.coldReadFill = !noColdReadFill;
     options.drainTimeout = std::chrono::seconds(drainSeconds);
     options.commitMode =
         commitMode == "per-write" ? target::CommitMode::perWrite : target::CommitMode::batched;

@@ -204,8 +204,9 @@ Result<ReadReply> TargetServer::Impl::readZeroCopy(Worker &worker, Session &sess
     // Without a mapping (mmap failed) the send may still read the disk, as it always did.
     auto covered = object.mapping.cover(object.handle.fd(), offset + length);
     const std::shared_ptr<const FileMapping> mapping = covered ? *covered : nullptr;
-    if (mapping != nullptr && makeResident(mapping->bytes().subspan(offset, length),
-                                           worker.residency) == Residency::filled) {
+    if (mapping != nullptr && options.coldReadFill &&
+        makeResident(mapping->bytes().subspan(offset, length), worker.residency) ==
+            Residency::filled) {
         coldZeroCopyReads.fetch_add(1, std::memory_order_relaxed);
     }
     Status put =

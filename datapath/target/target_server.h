@@ -35,6 +35,9 @@ struct TargetOptions {
     // through the service thread's buffer (obdfilter.*.read_zero_copy).
     bool zeroCopyRead =
         params::catalog::defaultOf(params::catalog::kObdfilter, "read_zero_copy") != 0;
+    // A zero-copy read's pages not in the page cache are read in by the service thread before
+    // the send (false: the transport reads them, tcp on its I/O thread; for comparison only).
+    bool coldReadFill = true;
     // At shutdown, how long requests in service may take to finish; then every connection is
     // closed, failing the bulk transfers still waiting for a client (one stalled, not reading,
     // would hold the target forever). Below systemd's TimeoutStopSec=30 of lutra-target@.

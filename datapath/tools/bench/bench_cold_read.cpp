@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace lutra::tools {
@@ -152,6 +153,133 @@ double mbps(std::uint64_t bytes, double seconds)
     return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e6 : 0;
 }
 
+// One set of spawned targets with its two clients and files, and its rounds' numbers.
+struct Side {
+    std::string name;
+    std::optional<TempDir> dir;
+    std::vector<std::unique_ptr<TargetProcess>> targets;
+    std::unique_ptr<client::Mount> coldClient;
+    std::unique_ptr<client::Mount> hotClient;
+    std::vector<double> ratios;
+    std::vector<double> coldRates;
+    nlohmann::json rounds = nlohmann::json::array();
+};
+
+Result<std::unique_ptr<Side>> startSide(const BenchOptions &options,
+                                        const ColdReadBenchOptions &cold, std::string name,
+                                        bool fill)
+{
+    auto side = std::make_unique<Side>();
+    side->name = std::move(name);
+    auto dir = TempDir::create("lutra-bench-cold-read");
+    if (!dir) {
+        return dir.status();
+    }
+    side->dir.emplace(std::move(dir).value());
+    TargetProcess::Options spawn;
+    spawn.binary = options.targetBinary;
+    if (!fill) {
+        spawn.extraArgs.push_back("--no-cold-read-fill");
+    }
+    auto targets = spawnTargets(side->dir->path(), kTargets, spawn);
+    if (!targets) {
+        return targets.status();
+    }
+    side->targets = std::move(targets).value();
+    std::vector<std::string> uris;
+    for (const auto &target : side->targets) {
+        uris.push_back(target->uri());
+    }
+    auto coldClient = mountClient(uris, "cold");
+    if (!coldClient) {
+        return coldClient.status();
+    }
+    side->coldClient = std::move(coldClient).value();
+    auto hotClient = mountClient(uris, "hot");
+    if (!hotClient) {
+        return hotClient.status();
+    }
+    side->hotClient = std::move(hotClient).value();
+    const std::uint64_t fileBytes = std::uint64_t{cold.fileMb} << 20;
+    if (auto written = runPhase(cold.threads, {},
+                                [&](unsigned t) {
+                                    return writeClientFile(*side->coldClient, coldPath(t),
+                                                           fileBytes, kTransfer, t + 1);
+                                });
+        !written) {
+        return written.status();
+    }
+    if (auto status = writeClientFile(*side->hotClient, kHotPath, std::uint64_t{cold.hotMb} << 20,
+                                      kTransfer, 99);
+        !status) {
+        return status;
+    }
+    return side;
+}
+
+// One round on one side: the cold files dropped from the targets, then the hot reads beside the
+// cold reads and alone for as long, in the order given.
+Status runRound(Side &side, const ColdReadBenchOptions &cold, bool coldFirst)
+{
+    const std::uint64_t fileBytes = std::uint64_t{cold.fileMb} << 20;
+    if (auto flushed = side.coldClient->flushJob(""); !flushed) {
+        return flushed.status();
+    }
+    auto left = dropFromTargets(side.dir->path(), cold.threads);
+    if (!left) {
+        return left.status();
+    }
+    HotReader hot(*side.hotClient, std::uint64_t{cold.hotMb} << 20);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the hot reads under way
+    double coldSeconds = 0;
+    double withCold = 0;
+    double alone = 0;
+    const auto coldPhase = [&]() -> Status {
+        const std::uint64_t before = hot.bytes();
+        auto seconds = runPhase(cold.threads, {}, [&](unsigned t) {
+            return readWhole(*side.coldClient, coldPath(t), fileBytes, nullptr, nullptr);
+        });
+        if (!seconds) {
+            return seconds.status();
+        }
+        coldSeconds = *seconds;
+        withCold = mbps(hot.bytes() - before, coldSeconds);
+        return {};
+    };
+    // As long as the cold phase (or 2 s before the first one ran).
+    const auto alonePhase = [&] {
+        const auto window = std::chrono::duration<double>(coldSeconds > 0 ? coldSeconds : 2.0);
+        const std::uint64_t before = hot.bytes();
+        const auto start = Clock::now();
+        std::this_thread::sleep_for(window);
+        alone =
+            mbps(hot.bytes() - before, std::chrono::duration<double>(Clock::now() - start).count());
+    };
+    if (!coldFirst) {
+        alonePhase();
+    }
+    if (auto status = coldPhase(); !status) {
+        return status;
+    }
+    if (coldFirst) {
+        alonePhase();
+    }
+    if (auto status = hot.stop(); !status) {
+        return status.withContext("the hot reader");
+    }
+    const double coldRate = mbps(fileBytes * cold.threads, coldSeconds);
+    const double ratio = alone > 0 ? withCold / alone : 0;
+    side.ratios.push_back(ratio);
+    side.coldRates.push_back(coldRate);
+    side.rounds.push_back({{"cold_first", coldFirst},
+                           {"cached_after_drop", rounded(*left)},
+                           {"cold_read_MBps", rounded(coldRate)},
+                           {"hot_with_cold_MBps", rounded(withCold)},
+                           {"hot_alone_MBps", rounded(alone)},
+                           {"hot_with_cold_vs_alone", rounded(ratio)}});
+    return {};
+}
+
 } // namespace
 
 Result<Report> runColdReadBench(const BenchOptions &options, const ColdReadBenchOptions &cold)
@@ -160,40 +288,27 @@ Result<Report> runColdReadBench(const BenchOptions &options, const ColdReadBench
         return Status(Errc::invalid_argument,
                       "cold-read spawns its targets (it drops their files from the page cache)");
     }
-    auto dir = TempDir::create("lutra-bench-cold-read");
-    if (!dir) {
-        return dir.status();
+    std::vector<std::unique_ptr<Side>> sides;
+    auto fill = startSide(options, cold, "fill", true);
+    if (!fill) {
+        return fill.status();
     }
-    TargetProcess::Options spawn;
-    spawn.binary = options.targetBinary;
-    auto targets = spawnTargets(dir->path(), kTargets, spawn);
-    if (!targets) {
-        return targets.status();
+    sides.push_back(std::move(fill).value());
+    if (cold.compareNoFill) {
+        auto noFill = startSide(options, cold, "no_fill", false);
+        if (!noFill) {
+            return noFill.status();
+        }
+        sides.push_back(std::move(noFill).value());
     }
-    std::vector<std::string> uris;
-    for (const auto &target : *targets) {
-        uris.push_back(target->uri());
-    }
-    auto coldClient = mountClient(uris, "cold");
-    if (!coldClient) {
-        return coldClient.status();
-    }
-    auto hotClient = mountClient(uris, "hot");
-    if (!hotClient) {
-        return hotClient.status();
-    }
-    const std::uint64_t fileBytes = std::uint64_t{cold.fileMb} << 20;
-    const std::uint64_t hotBytes = std::uint64_t{cold.hotMb} << 20;
-    if (auto written = runPhase(cold.threads, {},
-                                [&](unsigned t) {
-                                    return writeClientFile(**coldClient, coldPath(t), fileBytes,
-                                                           kTransfer, t + 1);
-                                });
-        !written) {
-        return written.status();
-    }
-    if (auto status = writeClientFile(**hotClient, kHotPath, hotBytes, kTransfer, 99); !status) {
-        return status;
+    for (unsigned round = 0; round < cold.rounds; ++round) {
+        for (std::size_t i = 0; i < sides.size(); ++i) {
+            // The sides take turns to go first, and each alternates the order of its phases.
+            Side &side = *sides[(i + round) % sides.size()];
+            if (auto status = runRound(side, cold, round % 2 == 0); !status) {
+                return status.withContext("side " + side.name);
+            }
+        }
     }
 
     Report report;
@@ -205,72 +320,22 @@ Result<Report> runColdReadBench(const BenchOptions &options, const ColdReadBench
                      {"targets", kTargets},
                      {"target_bin", options.targetBinary.empty() ? TargetProcess::defaultBinary()
                                                                  : options.targetBinary}};
-    std::vector<double> ratios;
-    std::vector<double> coldRates;
-    nlohmann::json rounds = nlohmann::json::array();
-    for (unsigned round = 0; round < cold.rounds; ++round) {
-        if (auto flushed = (*coldClient)->flushJob(""); !flushed) {
-            return flushed.status();
-        }
-        auto left = dropFromTargets(dir->path(), cold.threads);
-        if (!left) {
-            return left.status();
-        }
-        HotReader hot(**hotClient, hotBytes);
-        std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the hot reads under way
-        double coldSeconds = 0;
-        double withCold = 0;
-        double alone = 0;
-        const auto coldPhase = [&]() -> Status {
-            const std::uint64_t before = hot.bytes();
-            auto seconds = runPhase(cold.threads, {}, [&](unsigned t) {
-                return readWhole(**coldClient, coldPath(t), fileBytes, nullptr, nullptr);
-            });
-            if (!seconds) {
-                return seconds.status();
-            }
-            coldSeconds = *seconds;
-            withCold = mbps(hot.bytes() - before, coldSeconds);
-            return {};
-        };
-        // As long as the cold phase (or 2 s before the first one ran).
-        const auto alonePhase = [&] {
-            const auto window = std::chrono::duration<double>(coldSeconds > 0 ? coldSeconds : 2.0);
-            const std::uint64_t before = hot.bytes();
-            const auto start = Clock::now();
-            std::this_thread::sleep_for(window);
-            alone = mbps(hot.bytes() - before,
-                         std::chrono::duration<double>(Clock::now() - start).count());
-        };
-        const bool coldFirst = round % 2 == 0;
-        if (coldFirst) {
-            if (auto status = coldPhase(); !status) {
-                return status;
-            }
-            alonePhase();
-        } else {
-            alonePhase();
-            if (auto status = coldPhase(); !status) {
-                return status;
-            }
-        }
-        if (auto status = hot.stop(); !status) {
-            return status.withContext("the hot reader");
-        }
-        const double coldRate = mbps(fileBytes * cold.threads, coldSeconds);
-        const double ratio = alone > 0 ? withCold / alone : 0;
-        ratios.push_back(ratio);
-        coldRates.push_back(coldRate);
-        rounds.push_back({{"cold_first", coldFirst},
-                          {"cached_after_drop", rounded(*left)},
-                          {"cold_read_MBps", rounded(coldRate)},
-                          {"hot_with_cold_MBps", rounded(withCold)},
-                          {"hot_alone_MBps", rounded(alone)},
-                          {"hot_with_cold_vs_alone", rounded(ratio)}});
+    for (const auto &side : sides) {
+        report.results[side->name] = {{"rounds", side->rounds},
+                                      {"cold_read_MBps", rounded(median(side->coldRates))},
+                                      {"hot_with_cold_vs_alone", rounded(median(side->ratios))}};
     }
-    report.results["rounds"] = rounds;
-    report.results["cold_read_MBps"] = rounded(median(coldRates));
-    report.ratios["hot_with_cold_vs_alone"] = rounded(median(ratios));
+    const double filled = median(sides.front()->ratios);
+    report.ratios["hot_with_cold_vs_alone"] = rounded(filled);
+    if (sides.size() > 1) {
+        const double unfilled = median(sides.back()->ratios);
+        report.ratios["hot_with_cold_vs_alone_no_fill"] = rounded(unfilled);
+        report.ratios["fill_vs_no_fill"] = rounded(unfilled > 0 ? filled / unfilled : 0);
+        report.ratios["cold_read_fill_vs_no_fill"] =
+            rounded(median(sides.back()->coldRates) > 0
+                        ? median(sides.front()->coldRates) / median(sides.back()->coldRates)
+                        : 0);
+    }
     return report;
 }
 

@@ -146,6 +146,10 @@ int main(int argc, char **argv)
     coldReadMode->add_option("--rounds", coldRead.rounds, "rounds, the two sides alternating")
         ->capture_default_str()
         ->check(CLI::Range(1u, 1000u));
+    coldReadMode
+        ->add_option("--compare-no-fill", coldRead.compareNoFill,
+                     "also on targets with --no-cold-read-fill, taking turns (fill_vs_no_fill)")
+        ->capture_default_str();
     SmallReadBenchOptions smallRead;
     auto *smallReadMode = app.add_subcommand(
         "small-read", "1 B / 1 KiB / 4 KiB cached reads vs pread() from the kernel page cache");
