@@ -159,7 +159,10 @@ start_prometheus() {
   fi
   step prometheus-targets --cluster "$demo/cluster.yaml" --ask-nodes --metrics-port "$metrics_port" \
     -o "$prom_dir/lutra-targets.json"
-  [[ -s $prom_dir/lutra-targets.json ]] || return 1
+  if [[ ! -s $prom_dir/lutra-targets.json ]]; then
+    echo "lutra demo: lutractl prometheus-targets wrote no target list"
+    return 1
+  fi
   local port why="no free port in 20000-31999"
   for _ in 1 2 3; do # another program may take the port first
     port=$(free_port) || break
