@@ -152,6 +152,32 @@ private slots:
         QCOMPARE(exitCode, 1);
     }
 
+    // cold-read: both sides (filled first, and --no-cold-read-fill) ran their round, the drop
+    // left nothing cached, the ratios are there (the other client may read nothing in so short
+    // a cold phase, so they are not required positive); --target is refused.
+    void coldReadMode()
+    {
+        int exitCode = 0;
+        const auto report = runBench(
+            {"--json", "cold-read", "--file-mb", "8", "--hot-mb", "1", "--rounds", "1"}, &exitCode);
+        QCOMPARE(exitCode, 0);
+        QCOMPARE(report["mode"].toString(), QString("cold-read"));
+        for (const char *side : {"fill", "no_fill"}) {
+            const auto results = report["results"].toObject()[side].toObject();
+            verifyPositive(results, {"cold_read_MBps"});
+            const auto rounds = results["rounds"].toArray();
+            QCOMPARE(rounds.size(), 1);
+            QCOMPARE(rounds[0].toObject()["cached_after_drop"].toDouble(), 0.0);
+        }
+        const auto ratios = report["ratios"].toObject();
+        for (const char *ratio : {"hot_with_cold_vs_alone", "hot_with_cold_vs_alone_no_fill",
+                                  "fill_vs_no_fill", "cold_read_fill_vs_no_fill"}) {
+            QVERIFY2(ratios[ratio].isDouble(), ratio);
+        }
+        runBench({"cold-read", "--target", "tcp://127.0.0.1:1"}, &exitCode);
+        QCOMPARE(exitCode, 1);
+    }
+
     void smallReadMode()
     {
         int exitCode = 0;
