@@ -693,6 +693,11 @@ std::size_t PageCache::reclaimLocked(std::size_t want, Shard **busy) noexcept
         if ((state & keep) != 0) {
             page->state.fetch_and(~(Page::kActive | Page::kReferenced | Page::kPartial),
                                   std::memory_order_relaxed);
+            if (fromSmall && (state & Page::kActive) == 0) {
+                // Promoted because a reader is still to come (read ahead, or read in part):
+                // one more round in main than a page nobody waits for.
+                page->state.fetch_or(Page::kReferenced, std::memory_order_relaxed);
+            }
             unlink(page);
             pushHead(m_main, q_main, page);
             promotedCount += fromSmall ? 1 : 0;
