@@ -242,17 +242,13 @@ void JobStats::sample(JobRef &ref, std::string_view rawJob, std::size_t counter,
         ref.m_length = job.size();
         std::memcpy(ref.m_id, job.data(), job.size());
         ref.m_job = entry;
+        ref.m_counters = &entry->counters;
+        ref.m_latest = &entry->latest;
     });
 }
 
-void JobStats::sample(JobRef &ref, std::size_t counter, std::int64_t value)
+void JobStats::sampleStale(JobRef &ref, std::size_t counter, std::int64_t value)
 {
-    if (ref.m_instance == m_instance &&
-        ref.m_generation == m_generation.load(std::memory_order_acquire)) {
-        ref.m_job->counters.sample(counter, value);
-        stamp(*ref.m_job);
-        return;
-    }
     if (ref.m_length != 0) {
         char id[kMaxJobIdLength];
         std::memcpy(id, ref.m_id, ref.m_length);

@@ -42,6 +42,9 @@ public:
     private:
         friend class JobStats;
         std::shared_ptr<Job> m_job;
+        // m_job's counters and last-update stamp, for the inline update (Job is not defined here)
+        params::CounterBlock *m_counters = nullptr;
+        std::atomic<params::WallClock::rep> *m_latest = nullptr;
         std::uint64_t m_instance = 0;
         std::uint64_t m_generation = 0;
         std::size_t m_length = 0;
@@ -82,7 +85,23 @@ public:
     void sample(JobRef &ref, std::string_view job, std::size_t counter, std::int64_t value);
     // For the job `ref` was last pointed at (the caller knows its job did not change): no id
     // comparison; a stale ref is looked up again by its id. Does nothing for a ref never pointed.
-    void sample(JobRef &ref, std::size_t counter, std::int64_t value);
+    // Inline while current: the cached small read's update is two compares, the counters' own
+    // cells and, once ticked, the stamp.
+    void sample(JobRef &ref, std::size_t counter, std::int64_t value)
+    {
+        if (ref.m_instance == m_instance &&
+            ref.m_generation == m_generation.load(std::memory_order_acquire)) {
+            ref.m_counters->sample(counter, value);
+            const params::WallClock::rep ticked = m_ticked.load(std::memory_order_relaxed);
+            if (ticked == 0) {
+                stamp(*ref.m_job);
+            } else if (ticked > ref.m_latest->load(std::memory_order_relaxed)) {
+                ref.m_latest->store(ticked, std::memory_order_relaxed);
+            }
+            return;
+        }
+        sampleStale(ref, counter, value);
+    }
 
     // Stamps later updates with this moment instead of a clock read each (snapshot_time then
     // trails a job's last update by at most the tick period). Call about once a second from a
@@ -121,6 +140,7 @@ private:
     template <typename Update, typename Remember>
     void lookUp(std::string_view job, Update &&update, Remember &&remember);
     void stamp(Job &job) const noexcept;
+    void sampleStale(JobRef &ref, std::size_t counter, std::int64_t value);
     Shard &shardOf(std::string_view job) const;
     void evictOldest();
     // A job left the table: every thread's cached job is stale.

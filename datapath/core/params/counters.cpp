@@ -134,7 +134,6 @@ CounterBlock::CounterBlock(std::vector<CounterDef> defs, std::size_t shards)
         new (cells + i) Cell{};
     }
     m_cells.reset(cells);
-    m_owned = std::make_unique<OwnedCells[]>(detail::kOwnedSlots);
 }
 
 CounterBlock::~CounterBlock()

@@ -1,6 +1,7 @@
 #pragma once
 // Counter blocks: cheap to bump from many threads, summed on read, rendered as Lustre stats.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -175,8 +176,10 @@ private:
     std::size_t m_shardMask;
     std::size_t m_stride;                          // cells per shard, padded to whole cache lines
     std::unique_ptr<Cell[], CellsDeleter> m_cells; // shared shards, cache-line aligned
-    std::unique_ptr<OwnedCells[]> m_owned;         // detail::kOwnedSlots entries
-    std::atomic<std::uint64_t> m_epoch{1};         // moves on clear
+    // In the block, not behind a pointer: an update's chain of dependent loads is the thread's
+    // slot, then its cells.
+    std::array<OwnedCells, detail::kOwnedSlots> m_owned;
+    std::atomic<std::uint64_t> m_epoch{1}; // moves on clear
     std::atomic<WallClock::rep> m_startTime;
 };
 
