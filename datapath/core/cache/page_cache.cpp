@@ -885,10 +885,11 @@ std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span
     if (out.empty()) {
         return 0;
     }
-    // The object's shard, only when a lookup needs it (a hint's hit needs no hash).
+    // The object's shard, only when a lookup needs it (a hint's hit needs no hash). Out of line:
+    // inlined, the compiler computed the hash up front for every read.
     std::size_t hash = 0;
     Shard *shard = nullptr;
-    const auto shardOfKey = [&]() -> Shard & {
+    const auto shardOfKey = [&]() __attribute__((noinline)) -> Shard & {
         if (shard == nullptr) {
             hash = objectHash(key);
             shard = &m_shards[hash & m_shardMask];
