@@ -35,7 +35,7 @@ struct FastReadContext {
     cache::PageCache::PageHint page;
 };
 
-thread_local FastReadContext t_context;
+[[gnu::tls_model("initial-exec")]] thread_local FastReadContext t_context;
 
 std::uint64_t engineOf(std::uint64_t epoch) noexcept
 {

@@ -26,7 +26,7 @@ namespace lutra::client {
 
 namespace detail {
 // Moves each time the thread's override is set (JobIds::setThreadJobId).
-inline thread_local constinit std::uint64_t t_jobOverrides = 0;
+[[gnu::tls_model("initial-exec")]] inline thread_local constinit std::uint64_t t_jobOverrides = 0;
 } // namespace detail
 
 class JobIds {

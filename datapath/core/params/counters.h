@@ -21,7 +21,10 @@ namespace detail {
 inline constexpr std::uint32_t kOwnedSlots = 64;
 inline constexpr std::uint32_t kSlotUnclaimed = 0xffffffff; // this thread has not counted yet
 inline constexpr std::uint32_t kSlotShared = 0xfffffffe;    // no slot free, or the thread exits
-inline thread_local constinit std::uint32_t t_slot = kSlotUnclaimed;
+// initial-exec: the linker turns it into one %fs-relative load in an executable (the default
+// model, relaxed from PIC code, loads the thread pointer first: one more load per update).
+[[gnu::tls_model("initial-exec")]] inline thread_local constinit std::uint32_t t_slot =
+    kSlotUnclaimed;
 // Claims a slot for the calling thread (kSlotShared when none is free) and stores it in t_slot.
 std::uint32_t claimSlot() noexcept;
 // The shared shard of a thread without a slot: threads started one after another differ.
