@@ -106,6 +106,55 @@ double niceStep(double raw)
     return 10 * magnitude;
 }
 
+// Decimals that tell ticks `step` apart: 0 for 5, 1 for 0.5 or 0.2, 2 for 0.05.
+int decimalsFor(double step)
+{
+    return std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9)));
+}
+
+// `format` (printf-style, as QValueAxis takes it) with at least `decimals` decimals in its %f
+// conversions: "%.0f %%" with 1 gives "%.1f %%", so a narrow range does not label its ticks
+// "95 %, 95 %, 94 %". A precision already larger is kept.
+QString withDecimals(const QString &format, int decimals)
+{
+    QString out;
+    out.reserve(format.size() + 2);
+    for (qsizetype i = 0; i < format.size(); ++i) {
+        out += format[i];
+        if (format[i] != u'%') {
+            continue;
+        }
+        if (i + 1 < format.size() && format[i + 1] == u'%') {
+            out += format[++i];
+            continue;
+        }
+        qsizetype end = i + 1; // flags and width, up to a precision or the conversion
+        while (end < format.size() && QStringLiteral("-+ #0123456789").contains(format[end])) {
+            ++end;
+        }
+        qsizetype precisionEnd = end;
+        int precision = -1;
+        if (precisionEnd < format.size() && format[precisionEnd] == u'.') {
+            ++precisionEnd;
+            while (precisionEnd < format.size() && format[precisionEnd].isDigit()) {
+                ++precisionEnd;
+            }
+            precision = format.mid(end + 1, precisionEnd - end - 1).toInt();
+        }
+        if (precisionEnd < format.size() && format[precisionEnd] == u'f') {
+            out += format.mid(i + 1, end - i - 1);
+            // printf's %f without a precision has 6 decimals.
+            const int wanted = std::max(precision < 0 ? 6 : precision, decimals);
+            out += u'.' + QString::number(wanted) + u'f';
+            i = precisionEnd;
+        } else {
+            out += format.mid(i + 1, precisionEnd - i - 1);
+            i = precisionEnd - 1;
+        }
+    }
+    return out;
+}
+
 QList<QPointF> column(const QList<BandPoint> &band, double Spread::*field, bool keepGaps)
 {
     QList<QPointF> points;
@@ -411,13 +460,10 @@ void TimeChart::refresh()
     if (yChanged) {
         const double step = niceStep((yMax - yMin) / 5);
         m_y->setTickInterval(step);
-        if (m_yFormat.isEmpty()) {
-            const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step))));
-            m_y->setLabelFormat(QStringLiteral("%.") + QString::number(decimals) +
-                                QStringLiteral("f"));
-        } else {
-            m_y->setLabelFormat(m_yFormat);
-        }
+        const int decimals = decimalsFor(step);
+        m_y->setLabelFormat(m_yFormat.isEmpty() ? QStringLiteral("%.") + QString::number(decimals) +
+                                                      QStringLiteral("f")
+                                                : withDecimals(m_yFormat, decimals));
         m_y->setRange(yMin, yMax);
     }
 

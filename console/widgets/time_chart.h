@@ -53,7 +53,8 @@ public:
     // From the visible data. With fromZero (rates) the axis starts at 0 unless the data goes
     // below it; without (ratios near 100 %) it fits the data so a dip is visible.
     void setAutoY(bool on, bool fromZero = true);
-    // printf-style, as QValueAxis takes it: "%.0f %%" for ratios given in percent.
+    // printf-style, as QValueAxis takes it: "%.0f %%" for ratios given in percent. Its %f
+    // precision is a minimum: a tick step of 0.2 draws "94.8 %", not "95 %" twice.
     void setYLabelFormat(const QString &format);
     void setLegendVisible(bool visible);
 

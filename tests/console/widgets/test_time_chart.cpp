@@ -9,7 +9,9 @@
 #include <QChart>
 #include <QChartView>
 #include <QDateTime>
+#include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
+#include <QGraphicsTextItem>
 #include <QLineSeries>
 #include <QRandomGenerator>
 #include <QSet>
@@ -94,6 +96,43 @@ int distinctColors(const QImage &image)
         }
     }
     return static_cast<int>(colors.size());
+}
+
+// The y axis labels Qt Charts drew, bottom to top (text items left of the plot but its title).
+QStringList yAxisLabels(const TimeChart &chart, const QString &title)
+{
+    QChart *qchart = chart.chartView()->chart();
+    const QRectF plot = qchart->plotArea();
+    QList<QPair<double, QString>> labels;
+    for (QGraphicsItem *item : qchart->scene()->items()) {
+        const auto *text = dynamic_cast<QGraphicsTextItem *>(item);
+        if (text == nullptr || !text->isVisible() || text->toPlainText() == title) {
+            continue;
+        }
+        const QRectF box = text->sceneBoundingRect();
+        if (box.right() <= plot.left() + 1 && box.center().y() >= plot.top() - 1 &&
+            box.center().y() <= plot.bottom() + 1) {
+            labels.append({box.center().y(), text->toPlainText()});
+        }
+    }
+    std::sort(labels.begin(), labels.end(),
+              [](const auto &a, const auto &b) { return a.first > b.first; });
+    QStringList texts;
+    for (const auto &label : labels) {
+        texts.append(label.second);
+    }
+    return texts;
+}
+
+// "94.6 %" → 94.6; NaN when the label is not a number with the unit.
+double percentOf(const QString &label)
+{
+    if (!label.endsWith(QStringLiteral(" %"))) {
+        return kNaN;
+    }
+    bool ok = false;
+    const double value = label.chopped(2).toDouble(&ok);
+    return ok ? value : kNaN;
 }
 
 // A readahead hit ratio in percent every 10 s for an hour: 96-99 % with noise and a dip to
@@ -317,6 +356,69 @@ private Q_SLOTS:
         // A window starting at 14:01:40 still gets labels at round times.
         QVERIFY2(roundSteps(chart.timeLabels()), qPrintable(chart.timeLabels().join(u' ')));
         QVERIFY(chart.timeLabels().first() > QStringLiteral("14:01"));
+    }
+
+    // A node reading at 94.3-95.4 %: a 1 % range labelled with whole percents read
+    // "95 %, 95 %, 94 %". The ticks are distinct numbers, a nice step apart, with as many decimals
+    // as the step needs; a wide range keeps whole percents.
+    void narrowPercentRangeHasDistinctLabels()
+    {
+        const QString title = QStringLiteral("hit ratio");
+        TimeChart chart(QStringLiteral("Readahead hit ratio · node001"), title);
+        chart.resize(700, 350);
+        QList<QPointF> points;
+        for (int i = 0; i < 60; ++i) {
+            points.append(
+                QPointF(static_cast<double>(baseMs() + i * 1000LL), 94.3 + (i % 12) * 0.1));
+        }
+        chart.setSeries(QStringLiteral("client-lutra"), points);
+        chart.setAutoY(true, false);
+        chart.setYLabelFormat(QStringLiteral("%.0f %%"));
+        settle(chart);
+
+        QStringList labels = yAxisLabels(chart, title);
+        QVERIFY2(labels.size() >= 3, qPrintable(labels.join(QStringLiteral(", "))));
+        QList<double> values;
+        for (const QString &label : std::as_const(labels)) {
+            values.append(percentOf(label));
+            QVERIFY2(!std::isnan(values.last()), qPrintable(label));
+        }
+        QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
+        const double step = values[1] - values[0];
+        QVERIFY2(std::abs(step - 0.2) < 1e-9 || std::abs(step - 0.5) < 1e-9,
+                 qPrintable(labels.join(QStringLiteral(", "))));
+        for (qsizetype i = 1; i < values.size(); ++i) {
+            QVERIFY(std::abs(values[i] - values[i - 1] - step) < 1e-9);
+        }
+        QVERIFY2(values.first() <= 94.3 && values.last() >= 95.4,
+                 qPrintable(labels.join(QStringLiteral(", "))));
+        QCOMPARE(labels.first().section(u'.', 1).size(), 3); // one decimal: "94.2 %"
+        QVERIFY(test::saveScreenshot(&chart, QStringLiteral("time-chart-narrow-percent")));
+
+        // 60-100 %: steps of 10, whole percents as asked.
+        for (qsizetype i = 0; i < points.size(); ++i) {
+            points[i].setY(i % 2 == 0 ? 62.0 : 99.0);
+        }
+        chart.setSeries(QStringLiteral("client-lutra"), points);
+        chart.refresh();
+        QCoreApplication::processEvents();
+        labels = yAxisLabels(chart, title);
+        QVERIFY2(labels.contains(QStringLiteral("80 %")), qPrintable(labels.join(u',')));
+        QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
+
+        // Without a format a small rate range gets its decimals too: 0.02 .. 0.1 pages/s.
+        TimeChart rates(QStringLiteral("Rates"), QStringLiteral("pages/s"));
+        rates.resize(700, 350);
+        QList<QPointF> small;
+        for (int i = 0; i < 60; ++i) {
+            small.append(QPointF(static_cast<double>(baseMs() + i * 1000LL), 0.02 + i * 0.0015));
+        }
+        rates.setSeries(QStringLiteral("hits"), small);
+        settle(rates);
+        const QStringList rateLabels = yAxisLabels(rates, QStringLiteral("pages/s"));
+        QVERIFY2(rateLabels.size() >= 3, qPrintable(rateLabels.join(u',')));
+        QCOMPARE(rateLabels.first(), QStringLiteral("0.00"));
+        QCOMPARE(QSet<QString>(rateLabels.begin(), rateLabels.end()).size(), rateLabels.size());
     }
 
     void colorsStayWithNames()
