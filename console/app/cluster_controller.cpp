@@ -94,7 +94,7 @@ void ClusterController::open(const ClusterFile &cluster, bool startConnections)
         }
     }
     if (m_fleet && startConnections) {
-        m_fleet->start();
+        m_fleet->start(cluster.prometheusIntervalMs); // 0: as often as Prometheus evaluates
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include "client/cluster_file.h"
 #include "core/promql.h"
+#include "net/fleet_telemetry.h"
 
 #include <QFileInfo>
 
@@ -29,6 +30,22 @@ ClusterFile::Parsed convert(ctld::ParsedClusterFile parsed, const QString &path,
                               .arg(why);
         } else {
             out.file.prometheus = url;
+        }
+    }
+    if (const auto &interval = contents.prometheusInterval; !interval.value.empty()) {
+        const QString text = QString::fromStdString(interval.value);
+        const auto ms = parsePrometheusDurationMs(text);
+        const auto where =
+            QStringLiteral("%1:%2:%3: ").arg(shownPath).arg(interval.line).arg(interval.column);
+        if (!ms || *ms < FleetTelemetry::kMinPollMs || *ms > FleetTelemetry::kMaxPollMs) {
+            out.errors << where + QStringLiteral("'prometheus_interval' must be a duration from "
+                                                 "1s to 1h such as 2s, 15s or 1m30s, not '%1'")
+                                      .arg(text);
+        } else if (contents.prometheus.value.empty()) {
+            out.errors << where + QStringLiteral("'prometheus_interval' without 'prometheus': "
+                                                 "name the Prometheus to ask that often");
+        } else {
+            out.file.prometheusIntervalMs = int(*ms);
         }
     }
     for (const auto &group : contents.groups) {

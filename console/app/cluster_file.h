@@ -6,6 +6,8 @@
 //   name: demo                      # optional, shown in the title bar
 //   prometheus: http://prom:9090    # optional: the cluster views chart fleet aggregates from
 //                                   # PromQL and stream only the nodes on screen
+//   prometheus_interval: 15s        # optional: how often to ask it (1s .. 1h); default: its
+//                                   # own global evaluation_interval
 //   token_file: /etc/lutra/console.token   # defaults for every group
 //   tls: {ca: ca.crt, cert: console.crt, key: console.key}
 //   timeout: 10s                  # deadline of every call to a node (500ms .. 10m)
@@ -34,9 +36,10 @@ struct ClusterNode {
 
 struct ClusterFile {
     QString name;
-    QString path;             // where it was read from ("" for -H)
-    QUrl prometheus;          // the Prometheus that scrapes these ctlds; empty: none
-    QList<ClusterNode> nodes; // in file order, each address once
+    QString path;                 // where it was read from ("" for -H)
+    QUrl prometheus;              // the Prometheus that scrapes these ctlds; empty: none
+    int prometheusIntervalMs = 0; // how often to ask it; 0: as often as it evaluates its rules
+    QList<ClusterNode> nodes;     // in file order, each address once
     QStringList groups;
 
     static constexpr int kDefaultPort = 7370;

@@ -232,10 +232,15 @@ ParsedClusterFile parseClusterFile(std::string_view text, const std::string &sho
                 contents.prometheus.line = entry.second.Mark().line + 1;
                 contents.prometheus.column = entry.second.Mark().column + 1;
             }
+        } else if (key == "prometheus_interval") {
+            if (scalar(entry.second, key, contents.prometheusInterval.value, errors)) {
+                contents.prometheusInterval.line = entry.second.Mark().line + 1;
+                contents.prometheusInterval.column = entry.second.Mark().column + 1;
+            }
         } else if (key != "groups" && !isCredentialKey(key)) {
             errors.add(entry.first.Mark(), "unknown key '" + key +
-                                               "' (known: name, prometheus, token_file, tls, "
-                                               "timeout, groups)");
+                                               "' (known: name, prometheus, prometheus_interval, "
+                                               "token_file, tls, timeout, groups)");
         }
     }
     const auto groups = root["groups"];

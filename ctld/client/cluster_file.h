@@ -6,6 +6,7 @@
 //
 //   name: demo                                # optional, shown in the console's title bar
 //   prometheus: http://prom:9090              # optional: fleet charts from PromQL
+//   prometheus_interval: 15s                  # optional: how often (default: Prometheus' own)
 //   token_file: /etc/lutra/console.token      # defaults for every group
 //   tls: {ca: ca.crt, cert: console.crt, key: console.key}
 //   timeout: 10s                              # deadline of every call to a node (500ms .. 10m)
@@ -49,6 +50,8 @@ struct ClusterFileContents {
     // The Prometheus base URL as written; its syntax is checked by the reader that uses it
     // (the console's promql::checkBaseUrl), at this position.
     ClusterFileText prometheus;
+    // How often the console asks that Prometheus ("2s"); its syntax is the console's to check.
+    ClusterFileText prometheusInterval;
     std::vector<std::string> groups;    // in file order; unnamed groups are group1, group2, ...
     std::vector<ClusterFileNode> nodes; // in file order, each address once
 };

@@ -60,7 +60,8 @@ private slots:
         QTest::addColumn<QString>("error");
         QTest::newRow("unknown top key") << "groups: [{hosts: n1}]\nnodes: n[1-2]\n"
                                          << "c.yaml:2:1: unknown key 'nodes' (known: name, "
-                                            "prometheus, token_file, tls, timeout, groups)";
+                                            "prometheus, prometheus_interval, token_file, tls, "
+                                            "timeout, groups)";
         QTest::newRow("prometheus not http") << "prometheus: prom:9090\ngroups: [{hosts: n1}]\n"
                                              << "c.yaml:1:13: 'prometheus' ";
         QTest::newRow("prometheus with a query")
@@ -68,6 +69,29 @@ private slots:
             << "c.yaml:2:13: 'prometheus' ";
         QTest::newRow("prometheus a list") << "prometheus: [a]\ngroups: [{hosts: n1}]\n"
                                            << "c.yaml:1:13: 'prometheus' must be a single value";
+        QTest::newRow("prometheus_interval not a duration")
+            << "prometheus: http://p:9090\nprometheus_interval: 2 seconds\ngroups: [{hosts: n1}]\n"
+            << "c.yaml:2:22: 'prometheus_interval' must be a duration from 1s to 1h such as 2s, "
+               "15s or 1m30s, not '2 seconds'";
+        QTest::newRow("prometheus_interval a number")
+            << "prometheus: http://p:9090\ngroups: [{hosts: n1}]\nprometheus_interval: 15\n"
+            << "c.yaml:3:22: 'prometheus_interval' must be a duration from 1s to 1h such as 2s, "
+               "15s or 1m30s, not '15'";
+        QTest::newRow("prometheus_interval too short")
+            << "prometheus: http://p:9090\nprometheus_interval: 200ms\ngroups: [{hosts: n1}]\n"
+            << "c.yaml:2:22: 'prometheus_interval' must be a duration from 1s to 1h";
+        QTest::newRow("prometheus_interval too long")
+            << "prometheus: http://p:9090\nprometheus_interval: 2h\ngroups: [{hosts: n1}]\n"
+            << "c.yaml:2:22: 'prometheus_interval' must be a duration from 1s to 1h";
+        QTest::newRow("prometheus_interval units out of order")
+            << "prometheus: http://p:9090\nprometheus_interval: 30s1m\ngroups: [{hosts: n1}]\n"
+            << "c.yaml:2:22: 'prometheus_interval' must be a duration";
+        QTest::newRow("prometheus_interval a list")
+            << "prometheus: http://p:9090\nprometheus_interval: [2s]\ngroups: [{hosts: n1}]\n"
+            << "c.yaml:2:22: 'prometheus_interval' must be a single value";
+        QTest::newRow("prometheus_interval without prometheus")
+            << "prometheus_interval: 5s\ngroups: [{hosts: n1}]\n"
+            << "c.yaml:1:22: 'prometheus_interval' without 'prometheus'";
         QTest::newRow("bad timeout") << "timeout: 10 parsecs\ngroups: [{hosts: n1}]\n"
                                      << "c.yaml:1:10: 'timeout' is '10 parsecs'";
         QTest::newRow("timeout too short") << "groups: [{hosts: n1, timeout: 10ms}]\n"
@@ -112,6 +136,31 @@ private slots:
         QCOMPARE(parsed.file.prometheus, QUrl("https://ops.example/prometheus/"));
         const auto without = ClusterFile::parse("groups: [{hosts: n1}]\n", "c.yaml");
         QVERIFY(without.file.prometheus.isEmpty());
+        // Without prometheus_interval the console asks Prometheus how often it evaluates.
+        QCOMPARE(parsed.file.prometheusIntervalMs, 0);
+    }
+
+    void prometheusIntervalIsKept_data()
+    {
+        QTest::addColumn<QString>("interval");
+        QTest::addColumn<int>("ms");
+        QTest::newRow("seconds") << "2s" << 2'000;
+        QTest::newRow("minutes and seconds") << "1m30s" << 90'000;
+        QTest::newRow("milliseconds") << "1500ms" << 1'500;
+        QTest::newRow("an hour") << "1h" << 3'600'000;
+    }
+
+    void prometheusIntervalIsKept()
+    {
+        QFETCH(QString, interval);
+        QFETCH(int, ms);
+        const auto parsed = ClusterFile::parse("prometheus: http://prom:9090\n"
+                                               "prometheus_interval: " +
+                                                   interval + "\ngroups: [{hosts: n1}]\n",
+                                               "c.yaml");
+        QVERIFY2(parsed.ok(), qPrintable(parsed.errors.join('\n')));
+        QCOMPARE(parsed.file.prometheusIntervalMs, ms);
+        QCOMPARE(parsed.file.nodes.size(), 1);
     }
 
     void everyErrorIsReportedAtOnce()

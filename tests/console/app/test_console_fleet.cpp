@@ -12,6 +12,7 @@
 #include "console_test_cluster.h"
 #include "models/cluster_model.h"
 #include "models/ranking_model.h"
+#include "net/fleet_telemetry.h"
 #include "widgets/heat_map.h"
 
 #include <QJsonArray>
@@ -200,6 +201,19 @@ private slots:
         // half-second buckets between the 1 s samples.
         QTRY_VERIFY_WITH_TIMEOUT(rowsSteady(*view->heatMap(), 6), 20000);
         screenshot(*m_window, "fleet-readahead");
+    }
+
+    // Without prometheus_interval the console asks this real Prometheus how often it evaluates
+    // its rules (1 s here, 15 s as shipped) and polls that often.
+    void pollsAsOftenAsThisPrometheusEvaluates()
+    {
+        FleetTelemetry fleet(QUrl(QStringLiteral("http://127.0.0.1:%1").arg(m_prometheus->port())),
+                             QStringLiteral("console-test"), {address(0)});
+        fleet.start();
+        QTRY_COMPARE_WITH_TIMEOUT(fleet.pollIntervalMs(), 1'000, 20'000);
+        QCOMPARE(fleet.pollIntervalSource(), QString("Prometheus' evaluation_interval 1s"));
+        QTRY_VERIFY_WITH_TIMEOUT(!fleet.facts().isEmpty(), 20'000);
+        QVERIFY2(fleet.lastError().isEmpty(), qPrintable(fleet.lastError()));
     }
 
     void onlyTheNodeOnScreenStreams()
