@@ -97,15 +97,53 @@ for ost in ost0 ost1; do
 done
 target_list=$(IFS=,; echo "${targets[*]}")
 
+# A workload that did not start (or stopped) fails the demo at once, naming the node and its log:
+# without it the console's tour would wait minutes for jobs and charts that never come.
+workload_failed() { # node why
+  echo "lutra demo: the workload of $1 ($(cat "$demo/$1/bench.cmd")) $2; the end of its log $demo/$1/bench.log:" >&2
+  tail -15 "$demo/$1/bench.log" >&2
+  exit 1
+}
+# Until the workload's first output: it mounted its client and serves its control socket.
+await_workload() { # node pid
+  local status=0
+  for _ in $(seq 1 300); do
+    grep -q "looping; control socket" "$demo/$1/bench.log" 2>/dev/null && return 0
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$2" 2>/dev/null; then
+    workload_failed "$1" "did not start within 30 s"
+  fi
+  wait "$2" 2>/dev/null || status=$?
+  workload_failed "$1" "exited with status $status before it started"
+}
+# Each workload still runs (a failed iteration ends its loop).
+check_workloads() {
+  local i
+  for i in 1 2 3; do
+    kill -0 "${bench_pids[$i]}" 2>/dev/null || workload_failed "node00$i" "stopped"
+  done
+}
+
 workloads=("ior-easy --file-mb 16" "ior-hard --ranks 2 --segments 200" "cached-read --file-mb 8")
+declare -A bench_pids
 for i in 1 2 3; do
   node=node00$i
   start_ctld "$node" "role: compute, rack: r1" "127.0.0.1$i"
-  # shellcheck disable=SC2086
-  LUTRA_RUN_DIR=$demo/$node/run "$bin/lutra-bench" --loop --job "100$i" --name "job100$i" \
-    --target "$target_list" ${workloads[$((i - 1))]} >"$demo/$node/bench.out" 2>"$demo/$node/bench.log" &
+  bench_args=(--loop --job "100$i" --name "job100$i" --target "$target_list")
+  # shellcheck disable=SC2206
+  bench_args+=(${workloads[$((i - 1))]})
+  echo "$bin/lutra-bench ${bench_args[*]}" >"$demo/$node/bench.cmd"
+  LUTRA_RUN_DIR=$demo/$node/run "$bin/lutra-bench" "${bench_args[@]}" \
+    >"$demo/$node/bench.out" 2>"$demo/$node/bench.log" &
   pids+=($!)
+  bench_pids[$i]=$!
 done
+for i in 1 2 3; do
+  await_workload "node00$i" "${bench_pids[$i]}"
+done
+echo "lutra demo: workloads running: $(for i in 1 2 3; do printf 'node00%s job100%s (%s)  ' "$i" "$i" "${workloads[$((i - 1))]%% *}"; done)"
 
 hosts=$(cat "$demo"/{oss01,node001,node002,node003}/address | paste -sd,)
 computes=$(cat "$demo"/node00{1,2,3}/address | paste -sd,)
@@ -218,6 +256,7 @@ start_prometheus || prom_url=
 # Every ctld has found its datapath processes (the workloads mount and start their I/O).
 for _ in $(seq 1 300); do
   [[ $(lutractl -H "$hosts" instances 2>/dev/null | grep -c connected) -ge 5 ]] && break
+  check_workloads
   sleep 0.2
 done
 
@@ -239,6 +278,7 @@ echo
 echo "lutra demo: Prometheus metrics of node001: http://$(sed -n 's/.*metrics=\([^ ]*\).*/\1/p' "$demo/node001/ctld.out")/metrics"
 echo "lutra demo: performance of the pieces: $bin/lutra-bench --help (rpc, small-read, ior-easy ...), $bin/lutra-ctl-bench --help (ctl, fanout, history-year, soak)"
 
+check_workloads
 if [[ -n $prom_url ]] && await_prometheus; then
   echo "prometheus: $prom_url" >>"$demo/cluster.yaml"
   echo "lutra demo: the console's cluster views chart the fleet from Prometheus $prom_url; try $prom_url/graph?g0.expr=node%3Alutra_read_ahead_hit_ratio%3Arate1m"
