@@ -236,11 +236,13 @@ void JobsView::reload()
                 return;
             }
             const QString when = QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
-            QString note = tr("Job stats of %1 of %2 node(s) at %3; rates over the last %4 s.")
+            // The first round has nothing to compute a rate against: say when rates come.
+            const QString rates = self->m_rounds++ == 0 ? tr("rates from the next sample, in %1 s")
+                                                        : tr("rates over the last %1 s");
+            QString note = tr("Job stats of %1 of %2 node(s) at %3; %4.")
                                .arg(total - self->m_loadErrors.size())
                                .arg(total)
-                               .arg(when)
-                               .arg(kRefreshMs / 1000);
+                               .arg(when, rates.arg(kRefreshMs / 1000));
             if (!self->m_loadErrors.isEmpty()) {
                 note += QStringLiteral(" <span style='color:#c00000'>%1</span>")
                             .arg(self->m_loadErrors.join(QStringLiteral("; ")).toHtmlEscaped());

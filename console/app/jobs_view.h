@@ -95,6 +95,7 @@ private:
     QTreeView *m_reportView;
     qint64 m_loadedAtMs = 0;
     int m_loadsPending = 0;
+    int m_rounds = 0; // of GetJobStats answered by every node asked
     QStringList m_loadErrors;
     bool m_busy = false;
     QHash<QString, quint64> m_historyIds; // node name → the point recording its flush

@@ -167,7 +167,10 @@ private:
         auto *fleet = m_cluster.fleet();
         auto *view = m_window.readaheadView();
         const qint64 before = fleet->lastUpdateMs();
-        fleet->poll(); // the console polls every 15 s; the tour shows the latest
+        // The console polls as often as Prometheus evaluates its rules; the tour shows the latest.
+        std::printf("lutra-console tour: Prometheus asked every %d ms (%s)\n",
+                    fleet->pollIntervalMs(), qPrintable(fleet->pollIntervalSource()));
+        fleet->poll();
         step(
             "Prometheus answered",
             waitFor([&] { return fleet->lastUpdateMs() > before || !fleet->lastError().isEmpty(); },
@@ -280,7 +283,35 @@ private:
                                      30'000))) {
             return;
         }
-        const QString job = view->jobs()->index(view->jobs()->rowCount() - 1, 0).data().toString();
+        // A rate needs a second job_stats sample (the view asks every 2 s): without waiting for
+        // it the picture showed "measuring…" for jobs that read and write all the time.
+        const auto *model = view->jobs();
+        const auto rated = [model] {
+            for (int row = 0; row < model->rowCount(); ++row) {
+                for (const int column : {JobsModel::ReadRate, JobsModel::WriteRate}) {
+                    if (model->index(row, column).data(JobsModel::SortRole).toDouble() < 0) {
+                        return false;
+                    }
+                }
+            }
+            return model->rowCount() > 0;
+        };
+        const bool measured = waitFor(
+            [&] {
+                m_window.frame();
+                return rated();
+            },
+            20'000);
+        step("jobs' read and write rates measured", measured);
+        QStringList rates;
+        for (int row = 0; row < model->rowCount(); ++row) {
+            rates << QStringLiteral("%1 read %2 write %3")
+                         .arg(model->index(row, JobsModel::Job).data().toString(),
+                              model->index(row, JobsModel::ReadRate).data().toString(),
+                              model->index(row, JobsModel::WriteRate).data().toString());
+        }
+        std::printf("lutra-console tour: job rates: %s\n", qPrintable(rates.join("; ")));
+        const QString job = model->index(model->rowCount() - 1, 0).data().toString();
         view->selectJob(job);
         settle(m_window, 300);
         shoot("10-jobs", "job_stats merged across nodes: where each job ran, bytes and rates");

@@ -16,7 +16,7 @@ const QString writeBytesName = QStringLiteral("write_bytes");
 QString rateText(double bytesPerSecond)
 {
     if (std::isnan(bytesPerSecond)) {
-        return unknownText();
+        return JobsModel::measuringText();
     }
     return formatBytes(quint64(std::max<qint64>(0, qRound64(bytesPerSecond)))) +
            QStringLiteral("/s");
@@ -38,6 +38,11 @@ void addRate(double &total, double rate)
 } // namespace
 
 JobsModel::JobsModel(QObject *parent) : KeyedTableModel(parent) {}
+
+QString JobsModel::measuringText()
+{
+    return tr("measuring…");
+}
 
 void JobsModel::setNodeJobs(const QString &node, const QList<JobStat> &jobs, qint64 timeMs)
 {
@@ -150,6 +155,8 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
         case Nodes: return row.nodes.join(u'\n');
         case ReadBytes: return tr("%1 bytes").arg(formatCount(row.readBytes));
         case WriteBytes: return tr("%1 bytes").arg(formatCount(row.writeBytes));
+        case ReadRate: return rateToolTip(row, row.readRate);
+        case WriteRate: return rateToolTip(row, row.writeRate);
         default: return text(row, column);
         }
     default: return {};
@@ -165,8 +172,9 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
         switch (Column(section)) {
         case ReadRate:
         case WriteRate:
-            return tr("Since each node's previous sample; a node whose counters restarted adds "
-                      "nothing for that step");
+            return tr("Since each node's previous sample: \"measuring…\" until a node has two "
+                      "samples of the job; a node whose counters restarted adds nothing for that "
+                      "step");
         case Ops: return tr("Operations of every kind: reads, writes, getattr, setattr, punch…");
         default: return {};
         }
@@ -188,10 +196,25 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
     return {};
 }
 
+QString JobsModel::rateToolTip(const Row &row, double rate)
+{
+    const QString why = row.rateGaps.join(u'\n');
+    if (std::isnan(rate)) {
+        return tr("Measuring: a rate needs two samples of the job's counters; it comes with the "
+                  "next one.\n%1")
+            .arg(why);
+    }
+    if (!row.rateGaps.isEmpty()) {
+        return tr("%1, without these nodes (their rate comes with the next sample):\n%2")
+            .arg(rateText(rate), why);
+    }
+    return rateText(rate);
+}
+
 void JobsModel::computeRates(NodeJob &now, const NodeJob &before, qint64 elapsedMs)
 {
     if (elapsedMs <= 0) {
-        return;
+        return; // the same sample again: as good as none
     }
     qint64 read = 0;
     qint64 written = 0;
@@ -199,10 +222,12 @@ void JobsModel::computeRates(NodeJob &now, const NodeJob &before, qint64 elapsed
         const auto old = before.bytes.constFind(it.key());
         // New on this instance: what it counted before this step is not known.
         if (old == before.bytes.cend()) {
+            now.gap = RateGap::newInstance;
             return;
         }
         // A counter that went down was reset (the job's entry expired, the target restarted).
         if (it->first < old->first || it->second < old->second) {
+            now.gap = RateGap::restarted;
             return;
         }
         read += it->first - old->first;
@@ -210,13 +235,15 @@ void JobsModel::computeRates(NodeJob &now, const NodeJob &before, qint64 elapsed
     }
     now.readRate = double(read) * 1000.0 / double(elapsedMs);
     now.writeRate = double(written) * 1000.0 / double(elapsedMs);
+    now.gap = RateGap::none;
 }
 
 bool JobsModel::sameRow(const Row &a, const Row &b)
 {
     return a.job == b.job && a.nodes == b.nodes && a.readBytes == b.readBytes &&
            a.writeBytes == b.writeBytes && sameDouble(a.readRate, b.readRate) &&
-           sameDouble(a.writeRate, b.writeRate) && a.ops == b.ops && a.lastSeenS == b.lastSeenS;
+           sameDouble(a.writeRate, b.writeRate) && a.ops == b.ops && a.lastSeenS == b.lastSeenS &&
+           a.rateGaps == b.rateGaps;
 }
 
 QList<JobsModel::Row> JobsModel::computeRows() const
@@ -239,6 +266,22 @@ QList<JobsModel::Row> JobsModel::computeRows() const
             row.lastSeenS = std::max(row.lastSeenS, it->lastSeenS);
             addRate(row.readRate, it->readRate);
             addRate(row.writeRate, it->writeRate);
+            switch (it->gap) {
+            case RateGap::none: break;
+            case RateGap::firstSample:
+                row.rateGaps << tr("%1: first sample of this job").arg(node);
+                break;
+            case RateGap::newInstance:
+                row.rateGaps << tr("%1: the job reached another process since the previous "
+                                   "sample")
+                                    .arg(node);
+                break;
+            case RateGap::restarted:
+                row.rateGaps << tr("%1: its counters went down since the previous sample (a "
+                                   "process restarted or the job's entry expired)")
+                                    .arg(node);
+                break;
+            }
         }
     }
     QList<Row> result = rows.values();

@@ -55,7 +55,13 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
 
+    // What an unknown rate shows until a node's second sample gives it.
+    static QString measuringText();
+
 private:
+    // Why a job's rate on a node is not known.
+    enum class RateGap { none, firstSample, newInstance, restarted };
+
     // One job on one node at one snapshot.
     struct NodeJob {
         QHash<QString, QPair<qint64, qint64>> bytes; // "instance\nblock" → read, write
@@ -65,6 +71,7 @@ private:
         qint64 lastSeenS = 0;
         double readRate = qQNaN(); // bytes/s since the node's previous snapshot
         double writeRate = qQNaN();
+        RateGap gap = RateGap::firstSample;
     };
     struct NodeJobs {
         qint64 timeMs = 0;
@@ -79,6 +86,7 @@ private:
         double writeRate = qQNaN();
         quint64 ops = 0;
         qint64 lastSeenS = 0;
+        QStringList rateGaps; // "node001: first sample of this job", for each node without a rate
     };
 
     static void computeRates(NodeJob &now, const NodeJob &before, qint64 elapsedMs);
@@ -87,6 +95,7 @@ private:
     bool accepted(const QString &job) const;
     void rebuild();
     QString text(const Row &row, int column) const;
+    static QString rateToolTip(const Row &row, double rate);
     QVariant sortValue(const Row &row, int column) const;
 
     QHash<QString, NodeJobs> m_nodes;

@@ -3,7 +3,8 @@
 # the lutractl walk, then lutra-console's offscreen tour. Passes when the demo exits 0, every
 # screenshot the tour announced exists with content (the tour itself refuses near-blank
 # pictures), the console drew the cluster views from the demo's Prometheus (the status bar names
-# it, the band and the worst nodes have its data) and Prometheus stopped with the demo.
+# it, the band and the worst nodes have its data, it is asked every 2 s as the demo's rules run),
+# the Jobs view showed every job's read and write rate, and Prometheus stopped with the demo.
 #   demo_tour.sh BIN_DIR
 set -euo pipefail
 bin=$1
@@ -50,6 +51,15 @@ read -r history bands worst < <(sed -nE 's/.*: ([0-9]+) of 4 nodes with a hit ra
 [[ ${history:-0} -eq 3 && ${bands:-0} -gt 0 && ${worst:-0} -eq 3 ]] ||
   fail "the cluster charts lack Prometheus' data: $charts"
 echo "demo_tour: ${charts#lutra-console tour: }"
+# The console asks Prometheus as often as the demo's rules run (2 s), not every 15 s.
+grep -q "^lutra-console tour: Prometheus asked every 2000 ms (Prometheus' evaluation_interval 2s)\$" \
+  "$work/demo.log" || fail "the console does not poll Prometheus at its 2 s evaluation interval"
+# The jobs read and write all the time: the Jobs screenshot shows their rates, not "measuring…".
+rates=$(grep -E "^lutra-console tour: job rates: " "$work/demo.log") || fail "the tour did not report job rates"
+for job in 1001 1002 1003; do
+  grep -qE "[:;] $job read [^;]+/s write [^;]+/s(;|\$)" <<<"$rates" || fail "job $job has no read and write rate: $rates"
+done
+echo "demo_tour: ${rates#lutra-console tour: }"
 if curl -fsS -m 2 -o /dev/null "$url/-/ready" 2>/dev/null; then
   fail "$url still answers after the demo stopped"
 fi

@@ -185,6 +185,41 @@ private slots:
         screenshot(*m_window, "jobs");
     }
 
+    // The first answer has no rate to give: the cells and the note say a second sample is
+    // coming (they showed "—" for jobs reading all the time), and the second one gives it.
+    void ratesSayTheyWaitForASecondSample()
+    {
+        JobsView jobs(*m_cluster, [] { return QStringList{}; });
+        jobs.resize(1200, 500);
+        jobs.show();
+        QSignalSpy loaded(&jobs, &JobsView::jobsLoaded);
+        jobs.reload();
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 20000);
+        const auto &model = *jobs.jobs();
+        const int row = int(model.jobs().indexOf("1001"));
+        QVERIFY(row >= 0);
+        QCOMPARE(cell(model, row, JobsModel::ReadRate), QString("measuring…"));
+        QCOMPARE(cell(model, row, JobsModel::WriteRate), QString("measuring…"));
+        const auto why = model.index(row, JobsModel::ReadRate).data(Qt::ToolTipRole).toString();
+        QVERIFY2(why.startsWith("Measuring: a rate needs two samples") &&
+                     why.contains("node001: first sample of this job"),
+                 qPrintable(why));
+        auto *note = jobs.findChild<QLabel *>("jobs.statsNote");
+        QVERIFY2(note->text().contains("rates from the next sample, in 2 s"),
+                 qPrintable(note->text()));
+        jobs.refresh(); // the clock for "ago"
+        QTest::qWait(100); // the columns fit their new contents
+        screenshot(jobs, "jobs-measuring");
+
+        QTest::qWait(JobsView::kRefreshMs);
+        jobs.reload();
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 2, 20000);
+        QVERIFY2(cell(model, row, JobsModel::ReadRate).endsWith("/s"),
+                 qPrintable(cell(model, row, JobsModel::ReadRate)));
+        QVERIFY(cell(model, row, JobsModel::WriteRate).endsWith("/s"));
+        QVERIFY2(note->text().contains("rates over the last 2 s"), qPrintable(note->text()));
+    }
+
     void flushOfOneJobRunsOnlyWhereItRan()
     {
         QVERIFY(historyOf(1, "flush").isEmpty());

@@ -72,10 +72,17 @@ private slots:
                                 {counter(QStringLiteral("punch"), 3)})},
                           1'000);
         QCOMPARE(printModel(model),
-                 QStringList({"job.10 | node003 | 0 bytes | 0 bytes | — | — | 3 | 1m 0s ago",
-                              "job.1001 | node001, node003 | 1.5 GiB | 512.0 MiB | — | — | 26 | "
-                              "12s ago",
-                              "job.1002 | node001 | 0 bytes | 2.0 KiB | — | — | 2 | 5s ago"}));
+                 QStringList({"job.10 | node003 | 0 bytes | 0 bytes | measuring… | measuring… | "
+                              "3 | 1m 0s ago",
+                              "job.1001 | node001, node003 | 1.5 GiB | 512.0 MiB | measuring… | "
+                              "measuring… | 26 | 12s ago",
+                              "job.1002 | node001 | 0 bytes | 2.0 KiB | measuring… | measuring… | "
+                              "2 | 5s ago"}));
+        // An admin hovering over the placeholder learns why and when the rate comes.
+        QCOMPARE(model.index(1, JobsModel::ReadRate).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("Measuring: a rate needs two samples of the job's counters; it "
+                                "comes with the next one.\nnode001: first sample of this job\n"
+                                "node003: first sample of this job"));
         QCOMPARE(model.nodesOf(QStringLiteral("job.1001")), QStringList({"node001", "node003"}));
         QCOMPARE(model.index(1, JobsModel::Nodes).data(JobsModel::SortRole).toInt(), 2);
         QCOMPARE(model.index(1, JobsModel::ReadBytes).data(JobsModel::SortRole).toLongLong(),
@@ -91,13 +98,23 @@ private slots:
         model.setNodeJobs(QStringLiteral("node001"), node001(GiB + 200 * MiB, 1024), 3'000);
         QCOMPARE(inserted.size() + removed.size() + reset.size(), 0);
         QCOMPARE(changed.size(), 1); // job.1001 and job.1002: one run
-        QCOMPARE(
-            printModel(model, {JobsModel::Job, JobsModel::ReadBytes, JobsModel::ReadRate,
-                               JobsModel::WriteRate}),
-            QStringList({"job.10 | 0 bytes | — | —", "job.1001 | 1.7 GiB | 100.0 MiB/s | 0 bytes/s",
-                         "job.1002 | 0 bytes | — | —"}));
+        QCOMPARE(printModel(model, {JobsModel::Job, JobsModel::ReadBytes, JobsModel::ReadRate,
+                                    JobsModel::WriteRate}),
+                 QStringList({"job.10 | 0 bytes | measuring… | measuring…",
+                              "job.1001 | 1.7 GiB | 100.0 MiB/s | 0 bytes/s",
+                              "job.1002 | 0 bytes | measuring… | measuring…"}));
         QCOMPARE(model.index(1, JobsModel::ReadRate).data(JobsModel::SortRole).toDouble(),
                  100.0 * MiB);
+        // node003 has one sample yet: job.1001's rate is node001's, and says so.
+        QCOMPARE(model.index(1, JobsModel::ReadRate).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("100.0 MiB/s, without these nodes (their rate comes with the next "
+                                "sample):\nnode003: first sample of this job"));
+        QVERIFY(model.index(2, JobsModel::WriteRate)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .endsWith(QStringLiteral("node001: its counters went down since the previous "
+                                             "sample (a process restarted or the job's entry "
+                                             "expired)")));
 
         // node003 ten seconds after its first: job.10 is gone, job.2001 is new; the rates of
         // job.1001 on both nodes add up.
@@ -114,8 +131,10 @@ private slots:
         QCOMPARE(printModel(model, {JobsModel::Job, JobsModel::Nodes, JobsModel::ReadRate,
                                     JobsModel::Ops, JobsModel::LastSeen}),
                  QStringList({"job.1001 | node001, node003 | 110.0 MiB/s | 27 | 10s ago",
-                              "job.1002 | node001 | — | 2 | 5s ago",
-                              "job.2001 | node003 | — | 1 | 10s ago"}));
+                              "job.1002 | node001 | measuring… | 2 | 5s ago",
+                              "job.2001 | node003 | measuring… | 1 | 10s ago"}));
+        QCOMPARE(model.index(0, JobsModel::ReadRate).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("110.0 MiB/s"));
 
         // The clock moves: only the LastSeen column is signalled.
         changed.clear();
@@ -148,7 +167,7 @@ private slots:
         QCOMPARE(printModel(model, {JobsModel::Job, JobsModel::Nodes, JobsModel::ReadBytes,
                                     JobsModel::ReadRate}),
                  QStringList({"job.1001 | node003 | 612.0 MiB | 10.0 MiB/s",
-                              "job.2001 | node003 | 0 bytes | —"}));
+                              "job.2001 | node003 | 0 bytes | measuring…"}));
         QCOMPARE(reset.size(), 0);
     }
 
@@ -168,7 +187,13 @@ private slots:
             {stat(client, clientBlock, job, 2, {counter(QStringLiteral("write_bytes"), 2, 3000)}),
              stat(target, targetBlock, job, 2, {counter(QStringLiteral("write_bytes"), 1, 500)})},
             1'000);
-        QCOMPARE(model.index(0, JobsModel::WriteRate).data().toString(), QStringLiteral("—"));
+        QCOMPARE(model.index(0, JobsModel::WriteRate).data().toString(),
+                 JobsModel::measuringText());
+        QVERIFY(model.index(0, JobsModel::WriteRate)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .endsWith(QStringLiteral("n1: the job reached another process since the "
+                                             "previous sample")));
         QCOMPARE(model.index(0, JobsModel::WriteBytes).data().toString(),
                  QStringLiteral("3.4 KiB"));
         model.setNodeJobs(
