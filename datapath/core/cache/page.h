@@ -48,6 +48,10 @@ struct Page {
     // Read in part, and the reader's next read did not go on in it: another reader will want
     // the rest (IOR-hard transfers that are not a multiple of the page size share pages).
     static constexpr std::uint64_t kPartial = 1u << 24;
+    // Read ahead, and its first reader took only part of it: the page stays read ahead (and
+    // unread) for the rest's reader; the next read of any kind clears both. Unlike kPartial,
+    // reclaim's passes keep it, so a page dropped with it was used, not discarded.
+    static constexpr std::uint64_t kPartlyRead = 1u << 25;
     static constexpr std::uint64_t kFlagMask = 0xffff0000u;
     static constexpr unsigned kGenerationShift = 32;
     static constexpr std::uint64_t kGenerationOne = std::uint64_t{1} << kGenerationShift;

@@ -125,6 +125,78 @@ private slots:
         QCOMPARE(discarded, std::size_t{0});
     }
 
+    // Transfers that are not a multiple of the page size share pages: the first reader of a
+    // page read ahead takes only part of it, the rest is the next transfer's. The page stays
+    // read ahead and unread (counted in the room readahead has, kept by reclaim) until that
+    // second read; dropped in between, it was used, not discarded.
+    void aPageReadInPartStaysReadAheadForItsOtherReader()
+    {
+        PageCache::Options options = cacheOf(8);
+        std::size_t discarded = 0;
+        options.readaheadDiscarded = [&discarded](std::size_t pages) { discarded += pages; };
+        PageCache cache(options);
+        constexpr ObjectKey kShared{1, 4};
+        for (PageIndex i = 0; i < 4; ++i) {
+            Result<PageRef> ref = cache.grab(kShared, i, 0);
+            QVERIFY(ref.ok());
+            ref->markReadahead();
+            ref->markUptodate();
+        }
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{4});
+        std::vector<std::byte> out(2 * kPageSize);
+        // Rank 0's 4097 bytes: page 0 whole, one byte of page 1.
+        QCOMPARE(cache.readCached(kShared, 0, std::span(out).first(kPageSize + 1), 0),
+                 kPageSize + 1);
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{3}); // before: 2
+        // Rank 1's transfer: the rest of page 1.
+        QCOMPARE(cache.readCached(kShared, kPageSize + 1, std::span(out).first(kPageSize - 1), 0),
+                 kPageSize - 1);
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{2});
+        // A stream of small reads going on in a page uses it at its second read.
+        QCOMPARE(cache.readCached(kShared, 2 * kPageSize, std::span(out).first(100), 0),
+                 std::size_t{100});
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{2});
+        QCOMPARE(cache.readCached(kShared, 2 * kPageSize + 100, std::span(out).first(100), 0,
+                                  2 * kPageSize + 100),
+                 std::size_t{100});
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{1});
+        // Page 3 read in part, then dropped: used, not discarded; the unread count goes down.
+        QCOMPARE(cache.readCached(kShared, 3 * kPageSize + 7, std::span(out).first(9), 0),
+                 std::size_t{9});
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{1});
+        cache.releaseObject(kShared);
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{0});
+        QCOMPARE(discarded, std::size_t{0});
+    }
+
+    // The mark stays for one more read only, whatever reclaim did in between: promotion to main
+    // clears the partial mark, and the second reader's read in part must still use the page.
+    void aPromotedPageReadInPartIsUsedByItsSecondReader()
+    {
+        PageCache::Options options = cacheOf(8);
+        std::size_t discarded = 0;
+        options.readaheadDiscarded = [&discarded](std::size_t pages) { discarded += pages; };
+        PageCache cache(options);
+        constexpr ObjectKey kShared{1, 5};
+        {
+            Result<PageRef> ref = cache.grab(kShared, 0, 0);
+            QVERIFY(ref.ok());
+            ref->markReadahead();
+            ref->markUptodate();
+        }
+        std::vector<std::byte> out(kPageSize);
+        QCOMPARE(cache.readCached(kShared, 0, std::span(out).first(1000), 0), std::size_t{1000});
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{1});
+        QVERIFY(fillRead(cache, 7));
+        QVERIFY(cache.grab(kInFlight, 0, 0).ok()); // reclaim promotes the shared page to main
+        QVERIFY(cache.contains(kShared, 0));
+        QVERIFY(cache.mainPages() > 0);
+        QCOMPARE(cache.readCached(kShared, 1000, std::span(out).first(3096), 0), std::size_t{3096});
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{0}); // before: 1, and later discarded
+        cache.releaseObject(kShared);
+        QCOMPARE(discarded, std::size_t{0});
+    }
+
     void onlyPagesInFlightIsCacheFull()
     {
         PageCache cache(cacheOf(8));
