@@ -18,17 +18,16 @@ struct ThreadJob {
     std::uint64_t generation = 0;
     std::uint64_t owner = 0;    // JobIds instance the cache belongs to
     JobIds::Version tagVersion; // the version `tag` was taken at
+    std::uint64_t tagOwner = 0; // JobIds instance `tag` belongs to
     core::JobTag tag = 0;
 };
 
 std::atomic<std::uint64_t> g_nextInstance{1};
-// Settings generations of every instance come from one sequence, so no two instances (nor two
-// settings of one) share a version.
-std::atomic<std::uint64_t> g_nextGeneration{1};
 
-std::uint64_t freshGeneration() noexcept
+// Release: a thread that reads the new generation computes its id from the new settings.
+void settingsChanged() noexcept
 {
-    return g_nextGeneration.fetch_add(1, std::memory_order_relaxed);
+    detail::g_jobSettings.fetch_add(1, std::memory_order_release);
 }
 
 thread_local ThreadJob t_job;
@@ -80,7 +79,7 @@ std::string sanitize(std::string text)
 
 } // namespace
 
-JobIds::JobIds() : m_instance(g_nextInstance.fetch_add(1)), m_generation(freshGeneration()) {}
+JobIds::JobIds() : m_instance(g_nextInstance.fetch_add(1)) {}
 
 void JobIds::setThreadJobId(std::string_view jobId)
 {
@@ -93,7 +92,7 @@ std::string_view JobIds::current()
     if (!t_job.overrideId.empty()) {
         return t_job.overrideId;
     }
-    const std::uint64_t generation = m_generation.load(std::memory_order_acquire);
+    const std::uint64_t generation = detail::g_jobSettings.load(std::memory_order_acquire);
     if (t_job.owner != m_instance || t_job.generation != generation) {
         t_job.cached = compute();
         t_job.generation = generation;
@@ -143,9 +142,10 @@ std::string JobIds::compute() const
 core::JobTag JobIds::currentTag()
 {
     const Version now = version();
-    if (t_job.tagVersion != now) {
+    if (t_job.tagOwner != m_instance || t_job.tagVersion != now) {
         t_job.tag = tag(current());
         t_job.tagVersion = now;
+        t_job.tagOwner = m_instance;
     }
     return t_job.tag;
 }
@@ -187,7 +187,7 @@ Status JobIds::setJobIdVar(std::string_view value)
         std::lock_guard lock(m_mutex);
         m_var = std::string(value);
     }
-    m_generation.store(freshGeneration(), std::memory_order_release);
+    settingsChanged();
     return {};
 }
 
@@ -201,7 +201,7 @@ Status JobIds::setJobIdName(std::string_view value)
         std::lock_guard lock(m_mutex);
         m_name = std::string(value);
     }
-    m_generation.store(freshGeneration(), std::memory_order_release);
+    settingsChanged();
     return {};
 }
 

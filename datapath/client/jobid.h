@@ -27,6 +27,11 @@ namespace lutra::client {
 namespace detail {
 // Moves each time the thread's override is set (JobIds::setThreadJobId).
 [[gnu::tls_model("initial-exec")]] inline thread_local constinit std::uint64_t t_jobOverrides = 0;
+// Moves on every jobid_var / jobid_name change of any JobIds in the process: one word at a fixed
+// address, so the fast read's check is one load (an instance's own generation was two: the
+// engine's JobIds reference, then the generation). Settings change rarely; every thread then
+// recomputes once.
+inline constinit std::atomic<std::uint64_t> g_jobSettings{1};
 } // namespace detail
 
 class JobIds {
@@ -36,8 +41,9 @@ public:
 
     // What this thread's job id was derived from: while the version read before a current()
     // call is unchanged, current() returns the same id, so a caller that keeps both (the fast
-    // read) compares two numbers instead of the id. Settings generations are unique across
-    // instances, so versions of two JobIds never match.
+    // read) compares two numbers instead of the id. Versions are process-wide: one kept for
+    // one JobIds says nothing of another (key it by the instance, as the fast read's per-engine
+    // context does).
     struct Version {
         std::uint64_t settings = 0;
         std::uint64_t overrides = 0;
@@ -49,7 +55,7 @@ public:
     // Read it before current(): a change in between then shows as a different version later.
     Version version() const noexcept
     {
-        return {m_generation.load(std::memory_order_acquire), detail::t_jobOverrides};
+        return {detail::g_jobSettings.load(std::memory_order_acquire), detail::t_jobOverrides};
     }
 
     // This thread's job id: the override if set, else from jobid_var / jobid_name. Cached per
@@ -82,7 +88,6 @@ private:
     mutable std::mutex m_mutex; // settings and the tag table
     std::string m_var{params::catalog::defaultTextOf(params::catalog::kJobIds, "jobid_var")};
     std::string m_name{params::catalog::defaultTextOf(params::catalog::kJobIds, "jobid_name")};
-    std::atomic<std::uint64_t> m_generation; // moves to a fresh value on every settings change
     std::unordered_map<std::string, core::JobTag> m_tags;
     std::vector<std::string> m_names{std::string()}; // index = tag; 0 is "no job"
 };

@@ -79,8 +79,8 @@ private slots:
     }
 
     // The version a caller keeps instead of comparing ids: it stays while the id stays, moves
-    // with the thread's override and with every settings change, and differs between
-    // instances; currentTag follows it.
+    // with the thread's override and with every settings change of any instance; currentTag
+    // follows it and its instance.
     void versionMovesWhenTheIdMayChange()
     {
         JobIds jobs;
@@ -88,7 +88,10 @@ private slots:
         const JobIds::Version first = jobs.version();
         (void)jobs.current();
         QVERIFY(jobs.version() == first);
-        QVERIFY(!(other.version() == first));
+        QVERIFY(other.version() == first); // process-wide: keyed by instance by who keeps one
+        QVERIFY(other.setJobIdName("%e.x").ok()); // any instance's change moves it
+        QVERIFY(!(jobs.version() == first));
+        QCOMPARE(jobs.name(jobs.currentTag()), std::string(jobs.current())); // own tag, not other's
         const auto plainTag = jobs.currentTag();
 
         JobIds::setThreadJobId("job.v1");
@@ -118,6 +121,18 @@ private slots:
         QVERIFY(!(named == disabled));
         QVERIFY(!jobs.setJobIdName("").ok()); // refused: nothing changed
         QVERIFY(jobs.version() == named);
+    }
+
+    // Versions are process-wide: a tag remembered for one instance is not another's.
+    void currentTagIsPerInstance()
+    {
+        JobIds a;
+        JobIds b;
+        QVERIFY(a.setJobIdVar("disable").ok());
+        QVERIFY(a.tag("zzz") != 0); // a's tags differ from b's from here on
+        QCOMPARE(a.name(a.currentTag()), std::string("disabled"));
+        QVERIFY(b.name(b.currentTag()).starts_with("test_jobid."));
+        QCOMPARE(a.name(a.currentTag()), std::string("disabled"));
     }
 
     void tags()
