@@ -127,6 +127,7 @@ void LockLruView::refresh()
             auto *chart = m_charts->chart(chartKey, tr("%1 · lock namespace %2").arg(instance, ns),
                                           tr("locks"));
             chart->setAutoY(true);
+            chart->setYWholeNumbers(true); // lock counts
             chart->setLegendVisible(true);
             chart->setSeries(tr("locks"), series->points(instance, prefix + "lock_count", fromMs));
             chart->setSeries(tr("unused"),

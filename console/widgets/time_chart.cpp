@@ -325,10 +325,22 @@ void TimeChart::setAutoY(bool on, bool fromZero)
     m_autoYFromZero = fromZero;
 }
 
+void TimeChart::setYWholeNumbers(bool on)
+{
+    m_yWhole = on;
+    m_drawnYMax = kNaN; // the next refresh() sets the axis up again
+}
+
 void TimeChart::setYLabelFormat(const QString &format)
 {
     m_yFormat = format;
     m_drawnYMax = kNaN; // the next refresh() sets the axis up again
+}
+
+double TimeChart::tickStep(double raw) const
+{
+    const double step = niceStep(raw);
+    return m_yWhole ? std::max(1.0, step) : step;
 }
 
 void TimeChart::setLegendVisible(bool visible)
@@ -444,7 +456,7 @@ void TimeChart::refresh()
             low -= m_autoYFromZero && low >= 0 ? 0 : pad;
             high += pad;
         }
-        const double step = niceStep((high - low) / 5);
+        const double step = tickStep((high - low) / 5);
         yMin = std::floor(low / step) * step;
         yMax = std::ceil(high / step) * step;
         if (!m_autoYFromZero && low >= 0) {
@@ -458,7 +470,7 @@ void TimeChart::refresh()
         m_x->setRange(QDateTime::fromMSecsSinceEpoch(from), QDateTime::fromMSecsSinceEpoch(to));
     }
     if (yChanged) {
-        const double step = niceStep((yMax - yMin) / 5);
+        const double step = tickStep((yMax - yMin) / 5);
         m_y->setTickInterval(step);
         const int decimals = decimalsFor(step);
         m_y->setLabelFormat(m_yFormat.isEmpty() ? QStringLiteral("%.") + QString::number(decimals) +

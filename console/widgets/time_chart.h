@@ -53,6 +53,8 @@ public:
     // From the visible data. With fromZero (rates) the axis starts at 0 unless the data goes
     // below it; without (ratios near 100 %) it fits the data so a dip is visible.
     void setAutoY(bool on, bool fromZero = true);
+    // Counts (locks, pages): ticks at whole numbers, never "0.5 locks".
+    void setYWholeNumbers(bool on);
     // printf-style, as QValueAxis takes it: "%.0f %%" for ratios given in percent. Its %f
     // precision is a minimum: a tick step of 0.2 draws "94.8 %", not "95 %" twice.
     void setYLabelFormat(const QString &format);
@@ -95,6 +97,7 @@ private:
         double high = 0;
     };
 
+    double tickStep(double raw) const; // a nice step of at least `raw` (1 for whole numbers)
     QColor colorFor(const QString &name);
     void attach(QAbstractSeries *series);
     void hideFromLegend(QAbstractSeries *series);
@@ -127,6 +130,7 @@ private:
     qint64 m_windowTo = 0;
     bool m_autoY = true;
     bool m_autoYFromZero = true;
+    bool m_yWhole = false;
     QString m_yFormat; // empty: decimals follow the tick step
     double m_fixedYMin = 0;
     double m_fixedYMax = 1;

@@ -421,6 +421,34 @@ private Q_SLOTS:
         QCOMPARE(QSet<QString>(rateLabels.begin(), rateLabels.end()).size(), rateLabels.size());
     }
 
+    // Lock counts of 0-2 were labelled "0.0, 0.5, 1.0, 1.5, 2.0 locks": counts tick at whole
+    // numbers.
+    void countsTickAtWholeNumbers()
+    {
+        const QString title = QStringLiteral("locks");
+        TimeChart chart(QStringLiteral("bench-job1001 · lock namespace ost0"), title);
+        chart.resize(700, 350);
+        QList<QPointF> points;
+        for (int i = 0; i < 60; ++i) {
+            points.append(QPointF(static_cast<double>(baseMs() + i * 1000LL), (i / 7) % 3));
+        }
+        chart.setSeries(QStringLiteral("locks"), points);
+        chart.setAutoY(true);
+        chart.setYWholeNumbers(true);
+        settle(chart);
+        QCOMPARE(yAxisLabels(chart, title), QStringList({"0", "1", "2"}));
+
+        // Nothing but zeros: 0 and 1, not 0.0 .. 1.0 in fifths.
+        for (QPointF &point : points) {
+            point.setY(0);
+        }
+        chart.setSeries(QStringLiteral("locks"), points);
+        chart.refresh();
+        QCoreApplication::processEvents();
+        QCOMPARE(yAxisLabels(chart, title), QStringList({"0", "1"}));
+        QVERIFY(test::saveScreenshot(&chart, QStringLiteral("time-chart-counts")));
+    }
+
     void colorsStayWithNames()
     {
         TimeChart chart(QStringLiteral("t"), QStringLiteral("y"));
