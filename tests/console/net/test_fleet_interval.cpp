@@ -10,6 +10,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 
@@ -67,8 +68,9 @@ public:
     }
     ~FakePrometheus()
     {
-        while (!m_server.is_running()) { // stop() before the loop started would not stop it
-            std::this_thread::yield();
+        // stop() before the accept loop started would not stop it (a failed bind never starts).
+        for (int i = 0; i < 2000 && m_port > 0 && !m_server.is_running(); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
         m_server.stop();
         m_thread.join();
