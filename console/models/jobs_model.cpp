@@ -3,6 +3,8 @@
 #include "models/format.h"
 #include "models/row_sync.h"
 
+#include <QSet>
+
 #include <algorithm>
 #include <cmath>
 
@@ -50,25 +52,33 @@ void JobsModel::setNodeJobs(const QString &node, const QList<JobStat> &jobs, qin
     next.timeMs = timeMs;
     for (const JobStat &stat : jobs) {
         NodeJob &job = next.jobs[stat.jobId];
-        auto &bytes = job.bytes[stat.instance + u'\n' + stat.block];
+        Side &side = stat.block.startsWith(QStringLiteral("llite.")) ? job.client : job.target;
+        side.present = true;
+        auto &bytes = side.bytes[stat.instance + u'\n' + stat.block];
         for (const Counter &counter : stat.counters) {
-            job.ops += counter.samples;
+            side.ops += counter.samples;
             if (counter.name == readBytesName) {
                 bytes.first += counter.sum;
-                job.readBytes += counter.sum;
+                side.readBytes += counter.sum;
             } else if (counter.name == writeBytesName) {
                 bytes.second += counter.sum;
-                job.writeBytes += counter.sum;
+                side.writeBytes += counter.sum;
             }
         }
-        job.lastSeenS = std::max(job.lastSeenS, stat.snapshotTimeS);
+        side.lastSeenS = std::max(side.lastSeenS, stat.snapshotTimeS);
     }
     const auto previous = m_nodes.constFind(node);
     if (previous != m_nodes.cend()) {
         for (auto it = next.jobs.begin(); it != next.jobs.end(); ++it) {
             const auto before = previous->jobs.constFind(it.key());
-            if (before != previous->jobs.cend()) {
-                computeRates(*it, *before, timeMs - previous->timeMs);
+            if (before == previous->jobs.cend()) {
+                continue;
+            }
+            if (it->client.present && before->client.present) {
+                computeRates(it->client, before->client, timeMs - previous->timeMs);
+            }
+            if (it->target.present && before->target.present) {
+                computeRates(it->target, before->target, timeMs - previous->timeMs);
             }
         }
     }
@@ -153,6 +163,7 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
     case Qt::ToolTipRole:
         switch (Column(column)) {
         case Nodes: return row.nodes.join(u'\n');
+        case CountedFrom: return countedFromToolTip(row);
         case ReadBytes: return tr("%1 bytes").arg(formatCount(row.readBytes));
         case WriteBytes: return tr("%1 bytes").arg(formatCount(row.writeBytes));
         case ReadRate: return rateToolTip(row, row.readRate);
@@ -176,6 +187,9 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
                       "samples of the job; a node whose counters restarted adds nothing for that "
                       "step");
         case Ops: return tr("Operations of every kind: reads, writes, getattr, setattr, punch…");
+        case CountedFrom:
+            return tr("Clients and targets count the same I/O: a job is counted from its clients' "
+                      "job_stats when any node reports them, otherwise from its targets'");
         default: return {};
         }
     }
@@ -185,6 +199,7 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
     switch (Column(section)) {
     case Job: return tr("Job");
     case Nodes: return tr("Nodes");
+    case CountedFrom: return tr("Counted from");
     case ReadBytes: return tr("Read");
     case WriteBytes: return tr("Written");
     case ReadRate: return tr("Read rate");
@@ -211,7 +226,7 @@ QString JobsModel::rateToolTip(const Row &row, double rate)
     return rateText(rate);
 }
 
-void JobsModel::computeRates(NodeJob &now, const NodeJob &before, qint64 elapsedMs)
+void JobsModel::computeRates(Side &now, const Side &before, qint64 elapsedMs)
 {
     if (elapsedMs <= 0) {
         return; // the same sample again: as good as none
@@ -240,7 +255,8 @@ void JobsModel::computeRates(NodeJob &now, const NodeJob &before, qint64 elapsed
 
 bool JobsModel::sameRow(const Row &a, const Row &b)
 {
-    return a.job == b.job && a.nodes == b.nodes && a.readBytes == b.readBytes &&
+    return a.job == b.job && a.nodes == b.nodes && a.fromClients == b.fromClients &&
+           a.otherSideNodes == b.otherSideNodes && a.readBytes == b.readBytes &&
            a.writeBytes == b.writeBytes && sameDouble(a.readRate, b.readRate) &&
            sameDouble(a.writeRate, b.writeRate) && a.ops == b.ops && a.lastSeenS == b.lastSeenS &&
            a.rateGaps == b.rateGaps;
@@ -250,6 +266,15 @@ QList<JobsModel::Row> JobsModel::computeRows() const
 {
     QStringList nodes = m_nodes.keys();
     std::sort(nodes.begin(), nodes.end(), naturalLess);
+    // A job any node reports from its clients is counted from its clients only.
+    QSet<QString> fromClients;
+    for (const NodeJobs &nodeJobs : m_nodes) {
+        for (auto it = nodeJobs.jobs.cbegin(); it != nodeJobs.jobs.cend(); ++it) {
+            if (it->client.present) {
+                fromClients.insert(it.key());
+            }
+        }
+    }
     QHash<QString, Row> rows;
     for (const QString &node : std::as_const(nodes)) {
         const NodeJobs &nodeJobs = m_nodes[node];
@@ -259,14 +284,23 @@ QList<JobsModel::Row> JobsModel::computeRows() const
             }
             Row &row = rows[it.key()];
             row.job = it.key();
+            row.fromClients = fromClients.contains(it.key());
+            const Side &side = row.fromClients ? it->client : it->target;
+            if (!side.present) {
+                row.otherSideNodes.append(node);
+                continue;
+            }
+            if ((row.fromClients ? it->target : it->client).present) {
+                row.otherSideNodes.append(node);
+            }
             row.nodes.append(node);
-            row.readBytes += it->readBytes;
-            row.writeBytes += it->writeBytes;
-            row.ops += it->ops;
-            row.lastSeenS = std::max(row.lastSeenS, it->lastSeenS);
-            addRate(row.readRate, it->readRate);
-            addRate(row.writeRate, it->writeRate);
-            switch (it->gap) {
+            row.readBytes += side.readBytes;
+            row.writeBytes += side.writeBytes;
+            row.ops += side.ops;
+            row.lastSeenS = std::max(row.lastSeenS, side.lastSeenS);
+            addRate(row.readRate, side.readRate);
+            addRate(row.writeRate, side.writeRate);
+            switch (side.gap) {
             case RateGap::none: break;
             case RateGap::firstSample:
                 row.rateGaps << tr("%1: first sample of this job").arg(node);
@@ -290,6 +324,22 @@ QList<JobsModel::Row> JobsModel::computeRows() const
     return result;
 }
 
+QString JobsModel::countedFromToolTip(const Row &row)
+{
+    QString text = row.fromClients
+                       ? tr("Counted from the clients' job_stats (llite) on %1")
+                             .arg(row.nodes.join(QStringLiteral(", ")))
+                       : tr("Counted from the targets' job_stats (obdfilter) on %1: no client "
+                            "reports this job")
+                             .arg(row.nodes.join(QStringLiteral(", ")));
+    if (!row.otherSideNodes.isEmpty()) {
+        text += u'\n' + tr("Not added: the %1' job_stats on %2 describe the same I/O")
+                            .arg(row.fromClients ? tr("targets") : tr("clients"),
+                                 row.otherSideNodes.join(QStringLiteral(", ")));
+    }
+    return text;
+}
+
 bool JobsModel::accepted(const QString &job) const
 {
     return m_glob.isEmpty() || (m_filter.isValid() && m_filter.match(job).hasMatch());
@@ -307,6 +357,7 @@ QString JobsModel::text(const Row &row, int column) const
     switch (Column(column)) {
     case Job: return row.job;
     case Nodes: return row.nodes.join(QStringLiteral(", "));
+    case CountedFrom: return row.fromClients ? tr("clients") : tr("targets");
     case ReadBytes: return formatBytes(quint64(row.readBytes));
     case WriteBytes: return formatBytes(quint64(row.writeBytes));
     case ReadRate: return rateText(row.readRate);
@@ -327,6 +378,7 @@ QVariant JobsModel::sortValue(const Row &row, int column) const
     switch (Column(column)) {
     case Job: return row.job;
     case Nodes: return int(row.nodes.size());
+    case CountedFrom: return row.fromClients ? 1 : 0;
     case ReadBytes: return row.readBytes;
     case WriteBytes: return row.writeBytes;
     // Unknown rates sort below every known one.

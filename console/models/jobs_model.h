@@ -1,6 +1,8 @@
 #pragma once
 // The jobs doing I/O on the selected nodes (GetJobStats merged across nodes): one row per job id
-// with its bytes, rates and operations summed over every node and instance.
+// with its bytes, rates and operations summed over its nodes. Clients (llite) and targets
+// (obdfilter) describe the same I/O, so a job is counted from its clients when any node reports
+// client job_stats for it, otherwise from its targets, never both.
 
 #include "core/types.h"
 #include "models/row_sync.h"
@@ -18,7 +20,8 @@ class JobsModel : public KeyedTableModel {
 public:
     enum Column {
         Job,
-        Nodes,
+        Nodes,       // the nodes counted
+        CountedFrom, // "clients" or "targets"
         ReadBytes,
         WriteBytes,
         ReadRate,
@@ -62,8 +65,8 @@ private:
     // Why a job's rate on a node is not known.
     enum class RateGap { none, firstSample, newInstance, restarted };
 
-    // One job on one node at one snapshot.
-    struct NodeJob {
+    // One job on one node at one snapshot, as its clients or its targets saw it.
+    struct Side {
         QHash<QString, QPair<qint64, qint64>> bytes; // "instance\nblock" → read, write
         qint64 readBytes = 0;
         qint64 writeBytes = 0;
@@ -72,6 +75,11 @@ private:
         double readRate = qQNaN(); // bytes/s since the node's previous snapshot
         double writeRate = qQNaN();
         RateGap gap = RateGap::firstSample;
+        bool present = false;
+    };
+    struct NodeJob {
+        Side client; // llite.*.job_stats
+        Side target; // obdfilter.*.job_stats and any other block
     };
     struct NodeJobs {
         qint64 timeMs = 0;
@@ -80,6 +88,8 @@ private:
     struct Row {
         QString job;
         QStringList nodes;
+        bool fromClients = false;
+        QStringList otherSideNodes; // the nodes whose other side's job_stats were not added
         qint64 readBytes = 0;
         qint64 writeBytes = 0;
         double readRate = qQNaN();
@@ -89,13 +99,14 @@ private:
         QStringList rateGaps; // "node001: first sample of this job", for each node without a rate
     };
 
-    static void computeRates(NodeJob &now, const NodeJob &before, qint64 elapsedMs);
+    static void computeRates(Side &now, const Side &before, qint64 elapsedMs);
     static bool sameRow(const Row &a, const Row &b);
     QList<Row> computeRows() const;
     bool accepted(const QString &job) const;
     void rebuild();
     QString text(const Row &row, int column) const;
     static QString rateToolTip(const Row &row, double rate);
+    static QString countedFromToolTip(const Row &row);
     QVariant sortValue(const Row &row, int column) const;
 
     QHash<QString, NodeJobs> m_nodes;

@@ -18,6 +18,8 @@ const QString client = QStringLiteral("client-lutra");
 const QString clientBlock = QStringLiteral("llite.lutra.job_stats");
 const QString target = QStringLiteral("target-ost0");
 const QString targetBlock = QStringLiteral("obdfilter.ost0.job_stats");
+const QString client2 = QStringLiteral("client-lutra2");
+const QString client2Block = QStringLiteral("llite.lutra2.job_stats");
 
 Counter counter(const QString &name, quint64 samples, qint64 sum = 0)
 {
@@ -66,18 +68,18 @@ private slots:
 
         model.setNodeJobs(QStringLiteral("node001"), node001(GiB, 2048), 1'000);
         model.setNodeJobs(QStringLiteral("node003"),
-                          {stat(target, targetBlock, QStringLiteral("job.1001"), 80,
+                          {stat(client, clientBlock, QStringLiteral("job.1001"), 80,
                                 {counter(QStringLiteral("read_bytes"), 5, 512 * MiB)}),
-                           stat(target, targetBlock, QStringLiteral("job.10"), 40,
+                           stat(client, clientBlock, QStringLiteral("job.10"), 40,
                                 {counter(QStringLiteral("punch"), 3)})},
                           1'000);
         QCOMPARE(printModel(model),
-                 QStringList({"job.10 | node003 | 0 bytes | 0 bytes | measuring… | measuring… | "
-                              "3 | 1m 0s ago",
-                              "job.1001 | node001, node003 | 1.5 GiB | 512.0 MiB | measuring… | "
-                              "measuring… | 26 | 12s ago",
-                              "job.1002 | node001 | 0 bytes | 2.0 KiB | measuring… | measuring… | "
-                              "2 | 5s ago"}));
+                 QStringList({"job.10 | node003 | clients | 0 bytes | 0 bytes | measuring… | "
+                              "measuring… | 3 | 1m 0s ago",
+                              "job.1001 | node001, node003 | clients | 1.5 GiB | 512.0 MiB | "
+                              "measuring… | measuring… | 26 | 12s ago",
+                              "job.1002 | node001 | clients | 0 bytes | 2.0 KiB | measuring… | "
+                              "measuring… | 2 | 5s ago"}));
         // An admin hovering over the placeholder learns why and when the rate comes.
         QCOMPARE(model.index(1, JobsModel::ReadRate).data(Qt::ToolTipRole).toString(),
                  QStringLiteral("Measuring: a rate needs two samples of the job's counters; it "
@@ -120,9 +122,9 @@ private slots:
         // job.1001 on both nodes add up.
         changed.clear();
         model.setNodeJobs(QStringLiteral("node003"),
-                          {stat(target, targetBlock, QStringLiteral("job.1001"), 90,
+                          {stat(client, clientBlock, QStringLiteral("job.1001"), 90,
                                 {counter(QStringLiteral("read_bytes"), 6, 612 * MiB)}),
-                           stat(target, targetBlock, QStringLiteral("job.2001"), 90,
+                           stat(client, clientBlock, QStringLiteral("job.2001"), 90,
                                 {counter(QStringLiteral("write_bytes"), 1, 4096)})},
                           11'000);
         QCOMPARE(removed.size(), 1);
@@ -171,6 +173,113 @@ private slots:
         QCOMPARE(reset.size(), 0);
     }
 
+    // Clients and targets describe the same I/O: counted once, from the clients.
+    void bothSidesCountTheClientsOnce()
+    {
+        JobsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const QString job = QStringLiteral("job.1001");
+        auto clientSide = [&](qint64 read, qint64 snapshotS) {
+            return stat(client, clientBlock, job, snapshotS,
+                        {counter(QStringLiteral("read_bytes"), 10, read),
+                         counter(QStringLiteral("getattr"), 3)});
+        };
+        auto targetSide = [&](qint64 read, qint64 snapshotS) {
+            return stat(target, targetBlock, job, snapshotS,
+                        {counter(QStringLiteral("read_bytes"), 8, read)});
+        };
+        // node001 runs the job and a target; oss1 serves it too.
+        model.setNodeJobs(QStringLiteral("node001"),
+                          {clientSide(1'409'286'144, 1), targetSide(700 * MiB, 1)}, 0);
+        model.setNodeJobs(QStringLiteral("oss1"), {targetSide(644 * MiB, 1)}, 0);
+        QCOMPARE(printModel(model, {JobsModel::Job, JobsModel::Nodes, JobsModel::CountedFrom,
+                                    JobsModel::ReadBytes, JobsModel::Ops}),
+                 QStringList({"job.1001 | node001 | clients | 1.3 GiB | 13"}));
+        QCOMPARE(model.index(0, JobsModel::ReadBytes).data(JobsModel::SortRole).toLongLong(),
+                 1'409'286'144);
+        QCOMPARE(model.index(0, JobsModel::CountedFrom).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("Counted from the clients' job_stats (llite) on node001\nNot "
+                                "added: the targets' job_stats on node001, oss1 describe the same "
+                                "I/O"));
+        // Flushing reaches every node that knows the job.
+        QCOMPARE(model.nodesOf(job), QStringList({"node001", "oss1"}));
+
+        // Rates are the clients' too.
+        model.setNodeJobs(QStringLiteral("node001"),
+                          {clientSide(1'409'286'144 + 200 * MiB, 2), targetSide(900 * MiB, 2)},
+                          2'000);
+        model.setNodeJobs(QStringLiteral("oss1"), {targetSide(844 * MiB, 2)}, 2'000);
+        QCOMPARE(model.index(0, JobsModel::ReadRate).data().toString(),
+                 QStringLiteral("100.0 MiB/s"));
+        QCOMPARE(model.index(0, JobsModel::ReadRate).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("100.0 MiB/s"));
+    }
+
+    void targetsOnlyAreCounted()
+    {
+        JobsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const QString job = QStringLiteral("job.5");
+        auto targetSide = [&](qint64 written, qint64 snapshotS) {
+            return stat(target, targetBlock, job, snapshotS,
+                        {counter(QStringLiteral("write_bytes"), 4, written)});
+        };
+        model.setNodeJobs(QStringLiteral("oss1"), {targetSide(100 * MiB, 1)}, 0);
+        model.setNodeJobs(QStringLiteral("oss2"), {targetSide(50 * MiB, 1)}, 0);
+        model.setNodeJobs(QStringLiteral("oss1"), {targetSide(120 * MiB, 2)}, 1'000);
+        model.setNodeJobs(QStringLiteral("oss2"), {targetSide(60 * MiB, 2)}, 1'000);
+        QCOMPARE(printModel(model, {JobsModel::Job, JobsModel::Nodes, JobsModel::CountedFrom,
+                                    JobsModel::WriteBytes, JobsModel::WriteRate}),
+                 QStringList({"job.5 | oss1, oss2 | targets | 180.0 MiB | 30.0 MiB/s"}));
+        QCOMPARE(model.index(0, JobsModel::CountedFrom).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("Counted from the targets' job_stats (obdfilter) on oss1, oss2: "
+                                "no client reports this job"));
+
+        // A client reports the job: from now on it is counted from its clients alone, in place.
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
+        model.setNodeJobs(QStringLiteral("node001"),
+                          {stat(client, clientBlock, job, 2,
+                                {counter(QStringLiteral("write_bytes"), 1, 8 * MiB)})},
+                          1'000);
+        QCOMPARE(inserted.size() + removed.size(), 0);
+        QCOMPARE(printModel(model, {JobsModel::Job, JobsModel::Nodes, JobsModel::CountedFrom,
+                                    JobsModel::WriteBytes, JobsModel::WriteRate}),
+                 QStringList({"job.5 | node001 | clients | 8.0 MiB | measuring…"}));
+    }
+
+    void clientsOfTwoNodesAddUp()
+    {
+        JobsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const QString job = QStringLiteral("job.9");
+        auto clientSide = [&](qint64 read, qint64 snapshotS) {
+            return stat(client, clientBlock, job, snapshotS,
+                        {counter(QStringLiteral("read_bytes"), 2, read)});
+        };
+        auto targetSide = [&](qint64 read, qint64 snapshotS) {
+            return stat(target, targetBlock, job, snapshotS,
+                        {counter(QStringLiteral("read_bytes"), 2, read)});
+        };
+        model.setNodeJobs(QStringLiteral("node001"), {clientSide(300 * MiB, 1)}, 0);
+        model.setNodeJobs(QStringLiteral("node002"), {clientSide(200 * MiB, 1)}, 0);
+        model.setNodeJobs(QStringLiteral("oss1"), {targetSide(500 * MiB, 1)}, 0);
+        model.setNodeJobs(QStringLiteral("node001"), {clientSide(330 * MiB, 3)}, 2'000);
+        model.setNodeJobs(QStringLiteral("node002"), {clientSide(220 * MiB, 3)}, 2'000);
+        model.setNodeJobs(QStringLiteral("oss1"), {targetSide(550 * MiB, 3)}, 2'000);
+        QCOMPARE(printModel(model, {JobsModel::Job, JobsModel::Nodes, JobsModel::CountedFrom,
+                                    JobsModel::ReadBytes, JobsModel::ReadRate, JobsModel::Ops}),
+                 QStringList({"job.9 | node001, node002 | clients | 550.0 MiB | 25.0 MiB/s | 4"}));
+        QCOMPARE(model.index(0, JobsModel::Nodes).data(JobsModel::SortRole).toInt(), 2);
+        QCOMPARE(model.index(0, JobsModel::CountedFrom).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("Counted from the clients' job_stats (llite) on node001, node002"
+                                "\nNot added: the targets' job_stats on oss1 describe the same "
+                                "I/O"));
+    }
+
     void newInstanceHasNoRateYet()
     {
         JobsModel model;
@@ -181,11 +290,11 @@ private slots:
             QStringLiteral("n1"),
             {stat(client, clientBlock, job, 1, {counter(QStringLiteral("write_bytes"), 1, 1000)})},
             0);
-        // The job starts writing through a second instance: its earlier bytes are not known.
+        // The job starts writing through a second client instance: its earlier bytes are not known.
         model.setNodeJobs(
             QStringLiteral("n1"),
             {stat(client, clientBlock, job, 2, {counter(QStringLiteral("write_bytes"), 2, 3000)}),
-             stat(target, targetBlock, job, 2, {counter(QStringLiteral("write_bytes"), 1, 500)})},
+             stat(client2, client2Block, job, 2, {counter(QStringLiteral("write_bytes"), 1, 500)})},
             1'000);
         QCOMPARE(model.index(0, JobsModel::WriteRate).data().toString(),
                  JobsModel::measuringText());
@@ -199,7 +308,8 @@ private slots:
         model.setNodeJobs(
             QStringLiteral("n1"),
             {stat(client, clientBlock, job, 3, {counter(QStringLiteral("write_bytes"), 3, 4000)}),
-             stat(target, targetBlock, job, 3, {counter(QStringLiteral("write_bytes"), 2, 1524)})},
+             stat(client2, client2Block, job, 3,
+                  {counter(QStringLiteral("write_bytes"), 2, 1524)})},
             3'000);
         QCOMPARE(model.index(0, JobsModel::WriteRate).data().toString(),
                  QStringLiteral("1,012 bytes/s"));
