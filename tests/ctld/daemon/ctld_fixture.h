@@ -61,13 +61,17 @@ inline CommandResult runProcess(const QString &program, const QStringList &argum
 // A lutra-bench --loop process (with its own targets) serving bench-<name>.sock.
 class BenchProcess {
 public:
-    BenchProcess(const QString &runDir, const QString &name, const QString &job) : m_runDir(runDir)
+    // `options`: lutra-bench's own, before the mode ("--target", uri).
+    BenchProcess(const QString &runDir, const QString &name, const QString &job,
+                 const QStringList &options = {})
+        : m_runDir(runDir)
     {
         dieWithParent(m_process);
         m_process.setProcessEnvironment(environmentWith(runDir));
         m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
         m_process.start(QStringLiteral(LUTRA_BENCH_BIN),
-                        {"--loop", "--job", job, "--name", name, "ior-easy", "--file-mb", "2"});
+                        QStringList{"--loop", "--job", job, "--name", name} + options +
+                            QStringList{"ior-easy", "--file-mb", "2"});
         m_socket = runDir.toStdString() + "/bench-" + name.toStdString() + ".sock";
     }
     ~BenchProcess() { stop(); }
