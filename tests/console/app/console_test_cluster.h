@@ -8,8 +8,11 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
+#include <QProcess>
+#include <QRegularExpression>
 #include <QSet>
 #include <QWidget>
 
@@ -94,13 +97,29 @@ public:
         QString runDir;
         int port = 0;
         int metricsPort = 0; // 0: no /metrics endpoint
+        // With a target: lutra-target "ost0" in this node's run dir, serving its workload.
+        std::unique_ptr<QProcess> target;
         std::unique_ptr<lutra::test::BenchProcess> bench;
         std::unique_ptr<lutra::test::CtldProcess> ctld;
+        ~Node()
+        {
+            ctld.reset();
+            bench.reset();
+            if (target) {
+                target->terminate();
+                if (!target->waitForFinished(30000)) {
+                    target->kill();
+                    target->waitForFinished();
+                }
+            }
+        }
     };
 
     // Tokens, then per node its workload (job 1001, 1002, ...) and its ctld (serving /metrics
-    // on a port of its own with `withMetrics`). Empty on success, else what failed.
-    QString start(int nodes, bool withMetrics = false)
+    // on a port of its own with `withMetrics`). `withTarget`: node001's workload reads and
+    // writes through a lutra-target in node001's run dir, so its ctld reports job 1001 from the
+    // client (llite) and the target (obdfilter). Empty on success, else what failed.
+    QString start(int nodes, bool withMetrics = false, bool withTarget = false)
     {
         if (!m_dir.isValid()) {
             return QStringLiteral("no temporary directory");
@@ -121,8 +140,16 @@ public:
             QDir().mkpath(node->runDir);
             node->port = freePort();
             node->metricsPort = withMetrics ? freePort() : 0;
+            QStringList benchOptions;
+            if (withTarget && i == 1) {
+                QString uri;
+                if (const auto error = startTarget(*node, uri); !error.isEmpty()) {
+                    return node->name + ": " + error;
+                }
+                benchOptions = {"--target", uri};
+            }
             node->bench = std::make_unique<lutra::test::BenchProcess>(
-                node->runDir, "job" + node->name, QString("100%1").arg(i));
+                node->runDir, "job" + node->name, QString("100%1").arg(i), benchOptions);
             if (!node->bench->waitReady()) {
                 return node->name + ": lutra-bench did not start";
             }
@@ -191,6 +218,35 @@ public:
     }
 
 private:
+    // Starts node's lutra-target ost0 and sets `uri` to where it listens; else what failed.
+    QString startTarget(Node &node, QString &uri) const
+    {
+        const QString root = m_dir.filePath(node.name + "/ost0");
+        QDir().mkpath(root);
+        node.target = std::make_unique<QProcess>();
+        auto &process = *node.target;
+        lutra::test::dieWithParent(process);
+        process.setProcessEnvironment(lutra::test::environmentWith(node.runDir));
+        process.setReadChannel(QProcess::StandardOutput);
+        process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        process.start(QStringLiteral(LUTRA_TARGET_BIN),
+                      {"--name", "ost0", "--root", root, "--listen", "tcp://127.0.0.1:0"});
+        QElapsedTimer timer;
+        timer.start();
+        QByteArray output;
+        while (timer.elapsed() < 60000 && process.state() != QProcess::NotRunning) {
+            process.waitForReadyRead(200);
+            output += process.readAll();
+            static const QRegularExpression listening(QStringLiteral("listening on (\\S+)"));
+            const auto match = listening.match(QString::fromUtf8(output));
+            if (match.hasMatch()) {
+                uri = match.captured(1);
+                return {};
+            }
+        }
+        return "lutra-target did not say where it listens: " + QString::fromUtf8(output);
+    }
+
     QString configFor(const Node &node, int index) const
     {
         return QString("node: %1\n"
