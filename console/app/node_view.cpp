@@ -17,6 +17,31 @@
 
 namespace lutra::console {
 
+namespace {
+
+// The key of an instance or block row; empty for a counter row.
+QString expansionKey(const QModelIndex &index)
+{
+    if (!index.data(CounterBlocksModel::CounterRole).toString().isEmpty()) {
+        return {};
+    }
+    const QString block = index.data(CounterBlocksModel::BlockRole).toString();
+    return block.isEmpty() ? QStringLiteral("instance:") +
+                                 index.data(CounterBlocksModel::InstanceRole).toString()
+                           : QStringLiteral("block:") + block;
+}
+
+// What an admin looks at first: the readahead and page cache counters (the hit ratio, cached
+// pages against max_cached_mb). Lock namespaces and RPC histograms have views or many rows.
+bool expandedByDefault(const QModelIndex &index)
+{
+    const QString block = index.data(CounterBlocksModel::BlockRole).toString();
+    return block.isEmpty() || block.endsWith(QStringLiteral(".read_ahead_stats")) ||
+           block.endsWith(QStringLiteral(".page_cache_stats"));
+}
+
+} // namespace
+
 NodeView::NodeView(ClusterController &cluster, QWidget *parent)
     : QWidget(parent), m_cluster(cluster), m_picker(new NodePicker(cluster, this)),
       m_header(new QLabel(this)), m_instancesModel(new InstancesModel(this)),
@@ -33,6 +58,16 @@ NodeView::NodeView(ClusterController &cluster, QWidget *parent)
     m_counters->setModel(m_countersModel);
     m_counters->setUniformRowHeights(true);
     m_counters->setAlternatingRowColors(true);
+    connect(m_countersModel, &QAbstractItemModel::rowsInserted, this,
+            [this](const QModelIndex &parent, int first, int last) {
+                for (int row = first; row <= last; ++row) {
+                    applyExpansion(m_countersModel->index(row, 0, parent));
+                }
+            });
+    connect(m_counters, &QTreeView::expanded, this,
+            [this](const QModelIndex &index) { rememberExpansion(index, true); });
+    connect(m_counters, &QTreeView::collapsed, this,
+            [this](const QModelIndex &index) { rememberExpansion(index, false); });
 
     auto *top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Node:"), this));
@@ -110,8 +145,31 @@ void NodeView::refresh()
     m_countersModel->setCounters(*latest);
     m_countersModel->setRates(m_rates.add(*latest));
     if (first) {
-        m_counters->expandToDepth(0);
         m_counters->resizeColumnToContents(0);
+    }
+}
+
+void NodeView::applyExpansion(const QModelIndex &index)
+{
+    const QString key = expansionKey(index);
+    if (key.isEmpty()) {
+        return;
+    }
+    const bool expanded = m_expansion.value(key, expandedByDefault(index));
+    m_applyingExpansion = true;
+    m_counters->setExpanded(index, expanded);
+    m_applyingExpansion = false;
+    // An instance arrives with its blocks: they get their own state.
+    for (int row = 0; row < m_countersModel->rowCount(index); ++row) {
+        applyExpansion(m_countersModel->index(row, 0, index));
+    }
+}
+
+void NodeView::rememberExpansion(const QModelIndex &index, bool expanded)
+{
+    const QString key = expansionKey(index);
+    if (!m_applyingExpansion && !key.isEmpty()) {
+        m_expansion.insert(key, expanded);
     }
 }
 

@@ -148,6 +148,76 @@ private slots:
         screenshot(*m_window, "node");
     }
 
+    // At a glance the blocks an admin reads first are open (they were all collapsed: names, no
+    // values); what the user opens or closes stays so across updates and other nodes.
+    void nodeViewOpensTheBlocksReadFirstAndKeepsTheUsersChoice()
+    {
+        auto *counters = m_window->findChild<QTreeView *>("node.counters");
+        const auto &model = *counters->model();
+        const auto block = [&](const QString &suffix) {
+            const auto instance = model.index(0, 0);
+            for (int b = 0; b < model.rowCount(instance); ++b) {
+                const auto index = model.index(b, 0, instance);
+                if (index.data().toString().endsWith(suffix)) {
+                    return index;
+                }
+            }
+            return QModelIndex();
+        };
+        const auto waitForBlocks = [&] {
+            return QTest::qWaitFor(
+                [&] {
+                    m_window->frame();
+                    return block(".read_ahead_stats").isValid() &&
+                           block(".page_cache_stats").isValid() && block(".rpc_stats").isValid();
+                },
+                10000);
+        };
+        QVERIFY(waitForBlocks());
+        QVERIFY(counters->isExpanded(model.index(0, 0)));
+        int collapsed = 0;
+        const auto instance = model.index(0, 0);
+        for (int b = 0; b < model.rowCount(instance); ++b) {
+            const auto index = model.index(b, 0, instance);
+            const QString name = index.data().toString();
+            const bool readFirst =
+                name.endsWith(".read_ahead_stats") || name.endsWith(".page_cache_stats");
+            QVERIFY2(counters->isExpanded(index) == readFirst, qPrintable(name));
+            collapsed += readFirst ? 0 : 1;
+        }
+        QVERIFY(collapsed >= 2); // lock_stats and rpc_stats stay closed
+
+        // The user closes the readahead block and opens an RPC histogram.
+        counters->collapse(block(".read_ahead_stats"));
+        counters->expand(block(".rpc_stats"));
+        const QString rpcStats = block(".rpc_stats").data().toString();
+        QSignalSpy updated(&model, &QAbstractItemModel::dataChanged);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                m_window->frame();
+                return updated.count() >= 2;
+            }(),
+            10000);
+        QVERIFY(!counters->isExpanded(block(".read_ahead_stats")));
+        QVERIFY(counters->isExpanded(block(".rpc_stats")));
+        QVERIFY(counters->isExpanded(block(".page_cache_stats")));
+
+        // Another node, and back: the tree is built anew with the user's choices.
+        for (const auto &address : {m_cluster->addresses().at(1), m_cluster->addresses().at(0)}) {
+            m_window->nodeView()->showNode(address);
+            QVERIFY(waitForBlocks());
+            QCOMPARE(model.index(0, 0).data(CounterBlocksModel::InstanceRole).toString(),
+                     "bench-job" + m_cluster->nodeName(address));
+            QVERIFY(!counters->isExpanded(block(".read_ahead_stats")));
+            QVERIFY(counters->isExpanded(block(".page_cache_stats")));
+            QCOMPARE(block(".rpc_stats").data().toString(), rpcStats);
+            QVERIFY(counters->isExpanded(block(".rpc_stats")));
+        }
+        screenshot(*m_window, "node-user-choice");
+        counters->expand(block(".read_ahead_stats"));
+        counters->collapse(block(".rpc_stats"));
+    }
+
     void readaheadChartsPerInstanceAndAcrossTheCluster()
     {
         auto *view = m_window->readaheadView();
