@@ -139,6 +139,8 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
 
     std::mutex sessionsMutex;
     std::condition_variable sessionsGone; // shutdown waits for every onDisconnected
+    // dropSession calls still running: shutdown must not free this object under one of them.
+    std::size_t dropsRunning = 0;
     std::map<ClientId, std::shared_ptr<Session>> sessions; // exports and unconnected connections
     std::map<ClientId, std::shared_ptr<Session>> joinedConnections; // joined an export
     std::mt19937_64 cookieSource{std::random_device{}()};           // export cookies

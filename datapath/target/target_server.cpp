@@ -287,7 +287,8 @@ void TargetServer::shutdown()
         // object is their handler, so it must not go away before the last of those calls.
         std::unique_lock lock(impl.sessionsMutex);
         if (!impl.sessionsGone.wait_for(lock, std::chrono::seconds(10), [&impl] {
-                return impl.sessions.empty() && impl.joinedConnections.empty();
+                return impl.sessions.empty() && impl.joinedConnections.empty() &&
+                       impl.dropsRunning == 0;
             })) {
             log::error(impl.category,
                        std::to_string(impl.sessions.size() + impl.joinedConnections.size()) +
@@ -381,6 +382,22 @@ void TargetServer::Impl::onDisconnected(transport::Connection &connection,
 
 void TargetServer::Impl::dropSession(Session &session, const Status &reason)
 {
+    // Once its session leaves the maps, shutdown may go on and free this object: the call is
+    // counted until its last touch of it, which is the notify under the lock (test_param_bind
+    // once met UBSan's "invalid vptr" at a notify after the erase, shutdown having returned).
+    {
+        std::lock_guard lock(sessionsMutex);
+        ++dropsRunning;
+    }
+    struct Done {
+        Impl &impl;
+        ~Done()
+        {
+            std::lock_guard lock(impl.sessionsMutex);
+            --impl.dropsRunning;
+            impl.sessionsGone.notify_all();
+        }
+    } done{*this};
     std::shared_ptr<Session> keep;
     std::vector<std::shared_ptr<Session>> joined;
     {
@@ -405,7 +422,6 @@ void TargetServer::Impl::dropSession(Session &session, const Status &reason)
         }
         session.joined.clear();
     }
-    sessionsGone.notify_all();
     if (session.exportOwner) {
         // One of several connections: the export (handles, locks) stays with the client's first.
         if (reason.code() != Errc::cancelled) {
