@@ -57,6 +57,28 @@ bool fillRead(PageCache &cache, PageIndex pages)
     return true;
 }
 
+// Pages [0, pages) of `key`, filled as readahead does: marked read ahead, uptodate, unlocked.
+bool readAhead(PageCache &cache, ObjectKey key, PageIndex pages)
+{
+    for (PageIndex i = 0; i < pages; ++i) {
+        Result<PageRef> ref = cache.grab(key, i, 0);
+        if (!ref.ok()) {
+            return false;
+        }
+        ref->markReadahead();
+        ref->markUptodate();
+    }
+    return true;
+}
+
+// A cache of `limitPages` that adds the pages it drops still marked read ahead to `discarded`.
+PageCache::Options countingDiscards(std::size_t limitPages, std::size_t &discarded)
+{
+    PageCache::Options options = cacheOf(limitPages);
+    options.readaheadDiscarded = [&discarded](std::size_t pages) { discarded += pages; };
+    return options;
+}
+
 } // namespace
 
 class TestPageCacheInFlight : public QObject {
@@ -102,18 +124,11 @@ private slots:
     // 1.10-1.26 -> 1.06-1.12).
     void aPageReadAheadOutlastsAPageAlreadyRead()
     {
-        PageCache::Options options = cacheOf(8);
         std::size_t discarded = 0;
-        options.readaheadDiscarded = [&discarded](std::size_t pages) { discarded += pages; };
-        PageCache cache(options);
+        PageCache cache(countingDiscards(8, discarded));
         constexpr ObjectKey kAhead{1, 3};
-        for (PageIndex i = 0; i < 4; ++i) { // older: read ahead, not read
-            Result<PageRef> ref = cache.grab(kAhead, i, 0);
-            QVERIFY(ref.ok());
-            ref->markReadahead();
-            ref->markUptodate();
-        }
-        QVERIFY(fillRead(cache, 4)); // newer: read twice
+        QVERIFY(readAhead(cache, kAhead, 4)); // older: read ahead, not read
+        QVERIFY(fillRead(cache, 4));          // newer: read twice
         QCOMPARE(cache.cachedPages(), std::size_t{8});
         // The grab moves all eight to main, oldest first, and evicts one from main's tail.
         QVERIFY(cache.grab(kInFlight, 0, 0).ok());
@@ -131,17 +146,10 @@ private slots:
     // second read; dropped in between, it was used, not discarded.
     void aPageReadInPartStaysReadAheadForItsOtherReader()
     {
-        PageCache::Options options = cacheOf(8);
         std::size_t discarded = 0;
-        options.readaheadDiscarded = [&discarded](std::size_t pages) { discarded += pages; };
-        PageCache cache(options);
+        PageCache cache(countingDiscards(8, discarded));
         constexpr ObjectKey kShared{1, 4};
-        for (PageIndex i = 0; i < 4; ++i) {
-            Result<PageRef> ref = cache.grab(kShared, i, 0);
-            QVERIFY(ref.ok());
-            ref->markReadahead();
-            ref->markUptodate();
-        }
+        QVERIFY(readAhead(cache, kShared, 4));
         QCOMPARE(cache.readaheadUnreadPages(), std::size_t{4});
         std::vector<std::byte> out(2 * kPageSize);
         // Rank 0's 4097 bytes: page 0 whole, one byte of page 1.
@@ -173,17 +181,10 @@ private slots:
     // clears the partial mark, and the second reader's read in part must still use the page.
     void aPromotedPageReadInPartIsUsedByItsSecondReader()
     {
-        PageCache::Options options = cacheOf(8);
         std::size_t discarded = 0;
-        options.readaheadDiscarded = [&discarded](std::size_t pages) { discarded += pages; };
-        PageCache cache(options);
+        PageCache cache(countingDiscards(8, discarded));
         constexpr ObjectKey kShared{1, 5};
-        {
-            Result<PageRef> ref = cache.grab(kShared, 0, 0);
-            QVERIFY(ref.ok());
-            ref->markReadahead();
-            ref->markUptodate();
-        }
+        QVERIFY(readAhead(cache, kShared, 1));
         std::vector<std::byte> out(kPageSize);
         QCOMPARE(cache.readCached(kShared, 0, std::span(out).first(1000), 0), std::size_t{1000});
         QCOMPARE(cache.readaheadUnreadPages(), std::size_t{1});
