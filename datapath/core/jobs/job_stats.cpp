@@ -89,29 +89,14 @@ struct JobStats::Job {
 };
 
 // The job this thread updated last, in one table.
-struct JobStats::ThreadCache {
-    std::uint64_t instance = 0;
-    std::uint64_t generation = 0;
-    std::size_t length = 0;
-    char id[kMaxJobIdLength] = {};
-    std::shared_ptr<Job> job;
-
-    bool holds(const JobStats &stats, std::string_view jobId) const noexcept
-    {
-        return instance == stats.m_instance &&
-               generation == stats.m_generation.load(std::memory_order_acquire) &&
-               length == jobId.size() && std::memcmp(id, jobId.data(), length) == 0;
-    }
-};
-
 namespace {
 std::atomic<std::uint64_t> g_nextInstance{1};
 } // namespace
 
-JobStats::ThreadCache &JobStats::threadCache() noexcept
+JobStats::JobRef &JobStats::threadRef() noexcept
 {
-    thread_local ThreadCache cache;
-    return cache;
+    thread_local JobRef ref;
+    return ref;
 }
 
 std::vector<params::CounterDef> JobStats::targetDefs()
@@ -163,33 +148,36 @@ void JobStats::tick() noexcept
     m_ticked.store(m_clock ? toRep(m_clock()) : coarseNow(), std::memory_order_relaxed);
 }
 
-template <typename Update> void JobStats::update(std::string_view rawJob, Update &&apply)
+template <typename Update>
+void JobStats::update(JobRef &ref, std::string_view rawJob, Update &&apply)
 {
     const std::string_view job = trimId(rawJob);
     if (job.empty()) {
         return;
     }
-    ThreadCache &cache = threadCache();
-    if (cache.holds(*this, job)) {
-        // The I/O path: the job this thread updated last, still in the table. No lock.
-        apply(cache.job->counters);
-        stamp(*cache.job);
+    if (current(ref) && std::string_view(ref.m_id, ref.m_length) == job) {
+        // The I/O path: the job this ref was pointed at last, still in the table. No lock.
+        apply(*ref.m_counters);
+        stamp(*ref.m_job);
         return;
     }
-    lookUp(job, apply, [&](const std::shared_ptr<Job> &entry, std::uint64_t generation) {
-        cache.instance = m_instance;
-        cache.generation = generation;
-        cache.length = job.size();
-        std::memcpy(cache.id, job.data(), job.size());
-        cache.job = entry;
-    });
+    lookUp(ref, job, apply);
 }
 
-template <typename Update, typename Remember>
-void JobStats::lookUp(std::string_view job, Update &&apply, Remember &&remember)
+template <typename Update> void JobStats::lookUp(JobRef &ref, std::string_view job, Update &&apply)
 {
-    // Read before the lookup: a job leaving after it makes the remembered entry stale.
+    // Read before the lookup: a job leaving after it makes the ref stale.
     const std::uint64_t generation = m_generation.load(std::memory_order_acquire);
+    static_assert(sizeof ref.m_id == kMaxJobIdLength);
+    const auto point = [&](const std::shared_ptr<Job> &entry) {
+        ref.m_instance = m_instance;
+        ref.m_generation = generation;
+        ref.m_length = job.size();
+        std::memcpy(ref.m_id, job.data(), job.size());
+        ref.m_job = entry;
+        ref.m_counters = &entry->counters;
+        ref.m_latest = &entry->latest;
+    };
     Shard &shard = shardOf(job);
     {
         // The job exists: shared lock, atomic adds, no allocation.
@@ -197,7 +185,7 @@ void JobStats::lookUp(std::string_view job, Update &&apply, Remember &&remember)
         if (const auto it = shard.jobs.find(job); it != shard.jobs.end()) {
             apply(it->second->counters);
             stamp(*it->second);
-            remember(it->second, generation);
+            point(it->second);
             return;
         }
     }
@@ -214,37 +202,16 @@ void JobStats::lookUp(std::string_view job, Update &&apply, Remember &&remember)
         }
         apply(it->second->counters);
         it->second->latest.store(toRep(time), std::memory_order_relaxed);
-        remember(it->second, generation);
+        point(it->second);
     }
     if (inserted && m_jobCount.fetch_add(1, std::memory_order_relaxed) + 1 > m_maxJobs) {
         evictOldest();
     }
 }
 
-void JobStats::sample(JobRef &ref, std::string_view rawJob, std::size_t counter, std::int64_t value)
+void JobStats::sample(JobRef &ref, std::string_view job, std::size_t counter, std::int64_t value)
 {
-    static_assert(sizeof ref.m_id == kMaxJobIdLength);
-    const std::string_view job = trimId(rawJob);
-    if (job.empty()) {
-        return;
-    }
-    const auto apply = [&](params::CounterBlock &block) { block.sample(counter, value); };
-    if (ref.m_instance == m_instance &&
-        ref.m_generation == m_generation.load(std::memory_order_acquire) &&
-        std::string_view(ref.m_id, ref.m_length) == job) {
-        apply(ref.m_job->counters);
-        stamp(*ref.m_job);
-        return;
-    }
-    lookUp(job, apply, [&](const std::shared_ptr<Job> &entry, std::uint64_t generation) {
-        ref.m_instance = m_instance;
-        ref.m_generation = generation;
-        ref.m_length = job.size();
-        std::memcpy(ref.m_id, job.data(), job.size());
-        ref.m_job = entry;
-        ref.m_counters = &entry->counters;
-        ref.m_latest = &entry->latest;
-    });
+    update(ref, job, [&](params::CounterBlock &block) { block.sample(counter, value); });
 }
 
 void JobStats::sampleStale(JobRef &ref, std::size_t counter, std::int64_t value)
@@ -258,12 +225,12 @@ void JobStats::sampleStale(JobRef &ref, std::size_t counter, std::int64_t value)
 
 void JobStats::add(std::string_view job, std::size_t counter, std::uint64_t samples)
 {
-    update(job, [&](params::CounterBlock &block) { block.add(counter, samples); });
+    update(threadRef(), job, [&](params::CounterBlock &block) { block.add(counter, samples); });
 }
 
 void JobStats::sample(std::string_view job, std::size_t counter, std::int64_t value)
 {
-    update(job, [&](params::CounterBlock &block) { block.sample(counter, value); });
+    update(threadRef(), job, [&](params::CounterBlock &block) { block.sample(counter, value); });
 }
 
 void JobStats::evictOldest()

@@ -89,8 +89,7 @@ public:
     // cells and, once ticked, the stamp.
     void sample(JobRef &ref, std::size_t counter, std::int64_t value)
     {
-        if (ref.m_instance == m_instance &&
-            ref.m_generation == m_generation.load(std::memory_order_acquire)) {
+        if (current(ref)) {
             ref.m_counters->sample(counter, value);
             const params::WallClock::rep ticked = m_ticked.load(std::memory_order_relaxed);
             if (ticked == 0) {
@@ -125,20 +124,24 @@ public:
 private:
     struct Shard {
         mutable std::shared_mutex mutex;
-        // shared: a thread's cache may still hold a job that left the table (its last updates
+        // shared: a JobRef may still hold a job that left the table (its last updates
         // then land there, as increments racing with a clear may).
         std::map<std::string, std::shared_ptr<Job>, std::less<>> jobs;
     };
-    struct ThreadCache;
-    static ThreadCache &threadCache() noexcept;
+    // The calling thread's ref for updates by id: the job it updated last.
+    static JobRef &threadRef() noexcept;
     static constexpr std::size_t kShards = 16;
 
-    // Runs `update` on the job's counters, creating the job (and evicting the oldest) if needed.
-    template <typename Update> void update(std::string_view job, Update &&update);
-    // The update path after the per-thread cache missed: looks the job up (creating it, and
-    // evicting the oldest, if needed), applies `update` and remembers the job in `remember`.
-    template <typename Update, typename Remember>
-    void lookUp(std::string_view job, Update &&update, Remember &&remember);
+    // No job has left the table since `ref` was pointed.
+    bool current(const JobRef &ref) const noexcept
+    {
+        return ref.m_instance == m_instance &&
+               ref.m_generation == m_generation.load(std::memory_order_acquire);
+    }
+    // Runs `update` on the job's counters, through `ref` when it is current for `job`, else
+    // looking the job up (creating it, and evicting the oldest, if needed) and pointing `ref`.
+    template <typename Update> void update(JobRef &ref, std::string_view job, Update &&update);
+    template <typename Update> void lookUp(JobRef &ref, std::string_view job, Update &&update);
     void stamp(Job &job) const noexcept;
     void sampleStale(JobRef &ref, std::size_t counter, std::int64_t value);
     Shard &shardOf(std::string_view job) const;
