@@ -190,8 +190,10 @@ private slots:
         QCOMPARE(cache.readaheadUnreadPages(), std::size_t{1});
         QVERIFY(fillRead(cache, 7));
         QVERIFY(cache.grab(kInFlight, 0, 0).ok()); // reclaim promotes the shared page to main
+        // Still cached, and not in probation (which holds only the page just grabbed): in main.
         QVERIFY(cache.contains(kShared, 0));
-        QVERIFY(cache.mainPages() > 0);
+        QCOMPARE(cache.probationPages(), std::size_t{1});
+        QVERIFY(cache.contains(kInFlight, 0));
         QCOMPARE(cache.readCached(kShared, 1000, std::span(out).first(3096), 0), std::size_t{3096});
         QCOMPARE(cache.readaheadUnreadPages(), std::size_t{0}); // before: 1, and later discarded
         cache.releaseObject(kShared);
