@@ -52,6 +52,11 @@ struct Page {
     // unread) for the rest's reader; the next read of any kind clears both. Unlike kPartial,
     // reclaim's passes keep it, so a page dropped with it was used, not discarded.
     static constexpr std::uint64_t kPartlyRead = 1u << 25;
+    // Someone sleeps until kLocked or kWriteback clears: only then does the clearing side pay
+    // for a wake. std::atomic<uint64_t>::notify_all otherwise bumps one process-wide counter and
+    // makes a futex call whenever any thread waits on any page (libstdc++ keys its waiter pool
+    // by address bits every Page shares), once per page of every RPC.
+    static constexpr std::uint64_t kWaiters = 1u << 26;
     static constexpr std::uint64_t kFlagMask = 0xffff0000u;
     static constexpr unsigned kGenerationShift = 32;
     static constexpr std::uint64_t kGenerationOne = std::uint64_t{1} << kGenerationShift;

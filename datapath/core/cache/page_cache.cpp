@@ -419,7 +419,12 @@ bool PageRef::lock(Wait wait) noexcept
             if (wait == Wait::no) {
                 return false;
             }
-            state.wait(current, std::memory_order_relaxed);
+            if ((current & Page::kWaiters) == 0 &&
+                !state.compare_exchange_weak(current, current | Page::kWaiters,
+                                             std::memory_order_relaxed)) {
+                continue; // the state moved: look again
+            }
+            state.wait(current | Page::kWaiters, std::memory_order_relaxed);
             current = state.load(std::memory_order_relaxed);
             continue;
         }
@@ -439,8 +444,11 @@ bool PageRef::lock(Wait wait) noexcept
 void PageRef::unlock() noexcept
 {
     assert(m_locked);
-    m_page->state.fetch_and(~Page::kLocked, std::memory_order_release);
-    m_page->state.notify_all();
+    const std::uint64_t old =
+        m_page->state.fetch_and(~(Page::kLocked | Page::kWaiters), std::memory_order_release);
+    if ((old & Page::kWaiters) != 0) {
+        m_page->state.notify_all();
+    }
     m_locked = false;
 }
 
@@ -1074,16 +1082,15 @@ void PageCache::endWriteback(std::span<PageRef> pages, bool written) noexcept
         if (page == nullptr) {
             continue;
         }
-        if (written) {
-            const std::uint64_t old = page->state.fetch_and(~(Page::kDirty | Page::kWriteback),
-                                                            std::memory_order_acq_rel);
-            if ((old & Page::kDirty) != 0) {
-                accountDirty(*page, -1);
-            }
-        } else {
-            page->state.fetch_and(~Page::kWriteback, std::memory_order_release);
+        const std::uint64_t cleared =
+            Page::kWriteback | Page::kWaiters | (written ? Page::kDirty : std::uint64_t{0});
+        const std::uint64_t old = page->state.fetch_and(~cleared, std::memory_order_acq_rel);
+        if (written && (old & Page::kDirty) != 0) {
+            accountDirty(*page, -1);
         }
-        page->state.notify_all();
+        if ((old & Page::kWaiters) != 0) {
+            page->state.notify_all();
+        }
         ref.reset();
     }
 }

@@ -84,6 +84,8 @@ public:
     bool uptodate() const noexcept { return flags() & Page::kUptodate; }
     bool dirty() const noexcept { return flags() & Page::kDirty; }
     bool underWriteback() const noexcept { return flags() & Page::kWriteback; }
+    // Someone sleeps until the page lock or its write-back ends (the wake is paid only then).
+    bool hasWaiters() const noexcept { return flags() & Page::kWaiters; }
     bool holdsLock() const noexcept { return m_locked; }
 
     JobTag job() const noexcept { return m_page->job.load(std::memory_order_relaxed); }

@@ -219,6 +219,46 @@ private slots:
         }
         QCOMPARE(cache.cachedPages(), std::size_t{32});
     }
+
+    // A thread waiting for a locked page, or for one under write-back, marks it; the unlock or
+    // the end of write-back wakes it and clears the mark, so a page nobody waits for is unlocked
+    // without a wake-up call.
+    void waitersMarkThePageAndAreWoken()
+    {
+        PageCache::Options options;
+        options.limitPages = 16;
+        options.chunkBytes = 16 * kPageSize;
+        PageCache cache(options);
+        const ObjectKey key{0, 9};
+        Result<PageRef> filling = cache.grab(key, 0, 0);
+        QVERIFY(filling.ok());
+        QVERIFY(!filling->hasWaiters());
+        std::atomic<bool> sawUptodate{false};
+        std::thread reader([&] {
+            Result<PageRef> ref = cache.grab(key, 0, 0); // sleeps on the page lock
+            sawUptodate = ref.ok() && ref->uptodate();
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(filling->hasWaiters(), 10000);
+        filling->markUptodate();
+        filling->markDirty();
+        filling->unlock();
+        reader.join();
+        QVERIFY(sawUptodate.load());
+        QVERIFY(!filling->hasWaiters());
+
+        std::vector<PageRef> run(1);
+        QCOMPARE(cache.collectDirtyRun(key, 0, run), std::size_t{1});
+        std::atomic<bool> sawClean{false};
+        std::thread writer([&] {
+            Result<PageRef> ref = cache.grab(key, 0, 0); // sleeps on the write-back
+            sawClean = ref.ok() && !ref->dirty();
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(filling->hasWaiters(), 10000);
+        cache.endWriteback(run, true);
+        writer.join();
+        QVERIFY(sawClean.load());
+        QVERIFY(!filling->hasWaiters());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestPageCacheConcurrency)
