@@ -115,7 +115,7 @@ int main(int argc, char **argv)
     }
     std::unique_ptr<target::RawBaseline> rawBaseline;
     if (!rawBaselineUri.empty()) {
-        auto started = target::RawBaseline::start(rawBaselineUri);
+        auto started = target::RawBaseline::start(rawBaselineUri, options.root);
         if (!started) {
             return fail(started.status().message());
         }

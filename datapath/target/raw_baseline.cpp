@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -49,6 +50,13 @@ bool writeFully(int fd, const void *data, std::size_t size)
     return true;
 }
 
+void storeLe64(unsigned char *p, std::uint64_t value)
+{
+    for (int i = 0; i < 8; ++i) {
+        p[i] = static_cast<unsigned char>(value >> (8 * i));
+    }
+}
+
 std::uint64_t loadLe64(const unsigned char *p)
 {
     std::uint64_t value = 0;
@@ -81,11 +89,20 @@ Result<std::pair<std::string, std::uint16_t>> parseTcpUri(std::string_view uri)
     return std::pair{std::string(rest.substr(0, colon)), static_cast<std::uint16_t>(port)};
 }
 
-Result<std::unique_ptr<RawBaseline>> RawBaseline::start(std::string_view uri)
+Result<std::unique_ptr<RawBaseline>> RawBaseline::start(std::string_view uri,
+                                                        const std::string &objectRoot)
 {
     auto parsed = parseTcpUri(uri);
     if (!parsed) {
         return parsed.status();
+    }
+    std::optional<ObjectStore> objects;
+    if (!objectRoot.empty()) {
+        auto opened = ObjectStore::openRoot(objectRoot);
+        if (!opened) {
+            return opened.status().withContext("raw baseline");
+        }
+        objects.emplace(std::move(opened).value());
     }
     addrinfo hints{};
     hints.ai_family = AF_INET;
@@ -113,11 +130,12 @@ Result<std::unique_ptr<RawBaseline>> RawBaseline::start(std::string_view uri)
     ::inet_ntop(AF_INET, &address.sin_addr, host, sizeof host);
     const std::string bound =
         "tcp://" + std::string(host) + ":" + std::to_string(ntohs(address.sin_port));
-    return std::unique_ptr<RawBaseline>(new RawBaseline(fd, bound));
+    return std::unique_ptr<RawBaseline>(new RawBaseline(fd, bound, std::move(objects)));
 }
 
-RawBaseline::RawBaseline(int listenFd, std::string uri)
-    : m_listenFd(listenFd), m_uri(std::move(uri)), m_acceptor([this] { acceptLoop(); })
+RawBaseline::RawBaseline(int listenFd, std::string uri, std::optional<ObjectStore> objects)
+    : m_listenFd(listenFd), m_uri(std::move(uri)), m_objects(std::move(objects)),
+      m_acceptor([this] { acceptLoop(); })
 {
 }
 
@@ -182,6 +200,10 @@ void RawBaseline::serve(int fd)
                 ok = writeFully(fd, buffer.data(), chunk);
                 size -= chunk;
             }
+        } else if (op == object) {
+            const std::uint32_t nameLength = request[4] | (request[5] << 8) | (request[6] << 16) |
+                                             (static_cast<std::uint32_t>(request[7]) << 24);
+            sendObject(fd, nameLength, size);
         } else if (op == echo && size > 0 && size <= kMaxEchoSize) {
             while (readFully(fd, buffer.data(), size) && writeFully(fd, buffer.data(), size)) {
             }
@@ -190,6 +212,58 @@ void RawBaseline::serve(int fd)
     std::lock_guard lock(m_mutex);
     std::erase(m_clients, fd);
     ::close(fd);
+}
+
+void RawBaseline::sendObject(int fd, std::uint32_t nameLength, std::uint64_t size)
+{
+    const auto refuse = [fd](const std::string &message) {
+        unsigned char header[12];
+        storeLe64(header, kObjectError);
+        const auto length = static_cast<std::uint32_t>(message.size());
+        for (int i = 0; i < 4; ++i) {
+            header[8 + i] = static_cast<unsigned char>(length >> (8 * i));
+        }
+        if (writeFully(fd, header, sizeof header)) {
+            writeFully(fd, message.data(), message.size());
+        }
+    };
+    if (nameLength == 0 || nameLength > ObjectStore::kMaxNameLength) {
+        refuse("raw baseline: an object name of " + std::to_string(nameLength) + " bytes (1 to " +
+               std::to_string(ObjectStore::kMaxNameLength) + ")");
+        return;
+    }
+    std::string name(nameLength, '\0');
+    if (!readFully(fd, name.data(), name.size())) {
+        return;
+    }
+    if (!m_objects) {
+        refuse("raw baseline: this target serves no objects to the baseline (no --root given)");
+        return;
+    }
+    auto handle = m_objects->open(name);
+    if (!handle) {
+        refuse("raw baseline: " + handle.status().message());
+        return;
+    }
+    auto attr = handle->stat();
+    if (!attr) {
+        refuse("raw baseline: " + attr.status().message());
+        return;
+    }
+    const std::uint64_t length = std::min(size, attr->size);
+    unsigned char header[8];
+    storeLe64(header, length);
+    if (!writeFully(fd, header, sizeof header)) {
+        return;
+    }
+    off_t offset = 0;
+    while (static_cast<std::uint64_t>(offset) < length) {
+        const ssize_t sent =
+            ::sendfile(fd, handle->fd(), &offset, static_cast<std::size_t>(length - offset));
+        if (sent <= 0 && !(sent < 0 && errno == EINTR)) {
+            return; // the peer sees the stream end early
+        }
+    }
 }
 
 } // namespace lutra::target

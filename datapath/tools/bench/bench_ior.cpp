@@ -3,6 +3,7 @@
 #include "bench_ior_cluster.h"
 #include "bench_loop.h"
 #include "bench_modes.h"
+#include "client/layout.h"
 #include "core/types.h"
 #include "raw_client.h"
 #include "target/raw_baseline.h"
@@ -51,10 +52,10 @@ Status easyRead(client::Mount &mount, const IorEasyBenchOptions &ior, unsigned t
     return (*file)->close();
 }
 
-// Raw TCP streaming of the same bytes from the targets' baseline endpoints: thread t streams
-// from target t % targets, as its file's stripes are spread over all of them.
-Result<double> rawStream(const std::vector<std::string> &rawUris, const IorEasyBenchOptions &ior,
-                         const LoopOptions &loop)
+// Raw TCP streaming from the targets' baseline endpoints, thread t from target t % targets: the
+// network alone, from a memory buffer (no file data).
+Result<double> rawMemoryStream(const std::vector<std::string> &rawUris,
+                               const IorEasyBenchOptions &ior, const LoopOptions &loop)
 {
     const std::uint64_t fileBytes = std::uint64_t{ior.fileMb} << 20;
     const std::size_t transfer = std::size_t{ior.transferKb} * 1024;
@@ -72,6 +73,54 @@ Result<double> rawStream(const std::vector<std::string> &rawUris, const IorEasyB
                 static_cast<std::size_t>(std::min<std::uint64_t>(transfer, fileBytes - done));
             if (auto status = connection->receiveAll(buffer.data(), length); !status) {
                 return status;
+            }
+        }
+        return {};
+    });
+}
+
+// The best a plain TCP file server does with the same data: thread t opens a connection to every
+// target, each sends its object of t's file from the target's page cache with sendfile, and the
+// thread receives the file's bytes in file order (stripe by stripe, as the layout places them)
+// into its transfer buffer, as lutra's reader gets them.
+Result<double> rawObjectStream(const std::vector<std::string> &rawUris,
+                               const IorEasyBenchOptions &ior, std::uint64_t stripeSize,
+                               const LoopOptions &loop)
+{
+    const std::uint64_t fileBytes = std::uint64_t{ior.fileMb} << 20;
+    const std::size_t transfer = std::size_t{ior.transferKb} * 1024;
+    const client::StripeLayout layout{static_cast<std::uint32_t>(rawUris.size()), stripeSize};
+    return runPhase(ior.threads, loop, [&](unsigned t) -> Status {
+        std::vector<RawConnection> connections;
+        for (std::uint32_t k = 0; k < layout.targets; ++k) {
+            auto connection = RawConnection::open(rawUris[k]);
+            if (!connection) {
+                return connection.status();
+            }
+            const std::uint64_t expected = layout.objectSizeFor(k, fileBytes);
+            auto length = connection->requestObject(easyPath(t), expected);
+            if (!length) {
+                return length.status();
+            }
+            if (*length != expected) {
+                return Status(Errc::failed_precondition,
+                              "raw baseline " + rawUris[k] + ": object " + easyPath(t) + " has " +
+                                  std::to_string(*length) + " bytes, not " +
+                                  std::to_string(expected));
+            }
+            connections.push_back(std::move(connection).value());
+        }
+        std::vector<std::byte> buffer(transfer);
+        for (std::uint64_t done = 0; done < fileBytes; done += transfer) {
+            const std::uint64_t length = std::min<std::uint64_t>(transfer, fileBytes - done);
+            for (std::uint64_t at = 0; at < length;) {
+                const auto piece = layout.pieceAt(done + at, length - at);
+                if (auto status = connections[piece.target].receiveAll(
+                        buffer.data() + at, static_cast<std::size_t>(piece.length));
+                    !status) {
+                    return status;
+                }
+                at += piece.length;
             }
         }
         return {};
@@ -359,20 +408,26 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
     const std::uint64_t totalBytes = (std::uint64_t{ior.fileMb} << 20) * ior.threads;
     Report report;
     report.mode = "ior-easy";
-    report.params = {{"targets", c.uris().size()},
-                     {"spawned_targets", c.spawned()},
-                     {"threads", ior.threads},
-                     {"file_mb", ior.fileMb},
-                     {"transfer_kb", ior.transferKb},
-                     {"conns", ior.conns},
-                     {"checksums", ior.checksums},
-                     {"rounds", ior.rounds},
-                     {"layout", "file per thread, sequential; write + fsync, then cold reads"},
-                     {"cold_read", "Mount::flushJob(\"\") before each read"},
-                     {"rounds_are",
-                      "a cold read with osc.*.conns_per_target=conns, one with 1 (when conns > "
-                      "1) and the raw TCP stream, alternating their order; MBps and ratios are "
-                      "medians, read_ahead_stats the sums of the conns reads"}};
+    report.params = {
+        {"targets", c.uris().size()},
+        {"spawned_targets", c.spawned()},
+        {"threads", ior.threads},
+        {"file_mb", ior.fileMb},
+        {"transfer_kb", ior.transferKb},
+        {"conns", ior.conns},
+        {"checksums", ior.checksums},
+        {"rounds", ior.rounds},
+        {"layout", "file per thread, sequential; write + fsync, then cold reads"},
+        {"cold_read", "Mount::flushJob(\"\") before each read"},
+        {"rounds_are", "a cold read with osc.*.conns_per_target=conns, one with 1 (when conns > "
+                       "1), the raw TCP stream of the same objects and the one from memory, "
+                       "alternating their order; MBps and ratios are medians, read_ahead_stats "
+                       "the sums of the conns reads"},
+        {"raw_tcp", "per thread a connection to every target, each sending its object of the "
+                    "thread's file from the target's page cache (sendfile), received in file "
+                    "order into the transfer buffer: the same bytes and cache state"},
+        {"raw_tcp_memory", "per thread one connection sending from a memory buffer: the network "
+                           "alone, no file data"}};
     const auto setConns = [&](unsigned conns) -> Status {
         const params::Assignment assignment{"osc.*.conns_per_target", std::to_string(conns)};
         auto result = c.registry().set({&assignment, 1}, "lutra-bench");
@@ -401,7 +456,7 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         if (!written) {
             return written.status().withContext("write phase");
         }
-        enum Side { connsSide, oneSide, rawSide };
+        enum Side { connsSide, oneSide, rawSide, rawMemorySide };
         std::vector<Side> sides{connsSide};
         const bool withOne = compare && ior.conns > 1;
         const bool withRaw = compare && !c.rawUris().empty();
@@ -410,18 +465,23 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         }
         if (withRaw) {
             sides.push_back(rawSide);
+            sides.push_back(rawMemorySide);
         }
         PhaseStats stats;
-        std::vector<double> readMBps, oneMBps, rawMBps, vsRaw, vsOne;
+        std::vector<double> readMBps, oneMBps, rawMBps, rawMemoryMBps, vsRaw, vsRawMemory, vsOne;
         nlohmann::json rounds = nlohmann::json::array();
         for (unsigned round = 0; round < ior.rounds; ++round) {
-            double mbps[3] = {0, 0, 0};
+            double mbps[4] = {0, 0, 0, 0};
             for (std::size_t i = 0; i < sides.size(); ++i) {
                 const Side side = sides[(i + round) % sides.size()]; // each side leads in turn
-                if (side == rawSide) {
-                    auto raw = rawStream(c.rawUris(), ior, loop);
+                if (side == rawSide || side == rawMemorySide) {
+                    auto raw = side == rawSide
+                                   ? rawObjectStream(c.rawUris(), ior, c.stripeSize(), loop)
+                                   : rawMemoryStream(c.rawUris(), ior, loop);
                     if (!raw) {
-                        return raw.status().withContext("raw TCP stream");
+                        return raw.status().withContext(side == rawSide
+                                                            ? "raw TCP stream of the objects"
+                                                            : "raw TCP stream from memory");
                     }
                     mbps[side] = megabytesPerSecond(totalBytes, *raw);
                     continue;
@@ -453,6 +513,10 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
                 vsRaw.push_back(mbps[connsSide] / mbps[rawSide]);
                 entry["raw_tcp_MBps"] = rounded(mbps[rawSide]);
                 entry["vs_raw_tcp"] = rounded(vsRaw.back());
+                rawMemoryMBps.push_back(mbps[rawMemorySide]);
+                vsRawMemory.push_back(mbps[connsSide] / mbps[rawMemorySide]);
+                entry["raw_tcp_memory_MBps"] = rounded(mbps[rawMemorySide]);
+                entry["vs_raw_tcp_memory"] = rounded(vsRawMemory.back());
             }
             rounds.push_back(entry);
         }
@@ -478,6 +542,8 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         }
         report.results["raw_tcp_MBps"] = rounded(median(rawMBps));
         report.ratios["vs_raw_tcp"] = rounded(median(vsRaw));
+        report.results["raw_tcp_memory_MBps"] = rounded(median(rawMemoryMBps));
+        report.ratios["vs_raw_tcp_memory"] = rounded(median(vsRawMemory));
         return {};
     };
     if (auto status = repeatWorkload(c, iteration); !status) {

@@ -17,6 +17,7 @@ BenchCluster::start(const BenchOptions &options, const LoopOptions &loop, const 
 {
     std::unique_ptr<BenchCluster> cluster(new BenchCluster());
     cluster->m_loop = loop;
+    cluster->m_stripeSize = stripeSize;
     if (!options.target.empty()) {
         cluster->m_uris = splitList(options.target);
         if (cluster->m_uris.empty()) {

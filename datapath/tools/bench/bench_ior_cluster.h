@@ -35,6 +35,7 @@ public:
     client::Mount &mount() noexcept { return *m_mount; }
     params::Registry &registry() noexcept { return m_registry; }
     const std::vector<std::string> &uris() const noexcept { return m_uris; }
+    std::uint64_t stripeSize() const noexcept { return m_stripeSize; }
     // Raw TCP baseline endpoints, one per target (empty with --target and no --raw-baseline).
     const std::vector<std::string> &rawUris() const noexcept { return m_rawUris; }
     bool spawned() const noexcept { return !m_targets.empty(); }
@@ -54,6 +55,7 @@ private:
     BenchCluster() = default;
 
     LoopOptions m_loop;
+    std::uint64_t m_stripeSize = 0;
     params::Registry m_registry; // declared before the mount: it must outlive it
     std::optional<TempDir> m_dir;
     std::vector<std::unique_ptr<TargetProcess>> m_targets;

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -62,6 +63,49 @@ Status RawConnection::request(std::uint32_t op, std::uint64_t size)
         header[8 + i] = static_cast<unsigned char>(size >> (8 * i));
     }
     return sendAll(header, sizeof header);
+}
+
+Result<std::uint64_t> RawConnection::requestObject(const std::string &name, std::uint64_t size)
+{
+    unsigned char header[16] = {};
+    const auto op = std::uint32_t{target::RawBaseline::object};
+    const auto nameLength = static_cast<std::uint32_t>(name.size());
+    for (int i = 0; i < 4; ++i) {
+        header[i] = static_cast<unsigned char>(op >> (8 * i));
+        header[4 + i] = static_cast<unsigned char>(nameLength >> (8 * i));
+    }
+    for (int i = 0; i < 8; ++i) {
+        header[8 + i] = static_cast<unsigned char>(size >> (8 * i));
+    }
+    if (auto status = sendAll(header, sizeof header); !status) {
+        return status;
+    }
+    if (auto status = sendAll(name.data(), name.size()); !status) {
+        return status;
+    }
+    unsigned char answer[8];
+    if (auto status = receiveAll(answer, sizeof answer); !status) {
+        return status;
+    }
+    std::uint64_t length = 0;
+    for (int i = 7; i >= 0; --i) {
+        length = (length << 8) | answer[i];
+    }
+    if (length != target::RawBaseline::kObjectError) {
+        return length;
+    }
+    unsigned char messageLength[4];
+    if (auto status = receiveAll(messageLength, sizeof messageLength); !status) {
+        return status;
+    }
+    const std::uint32_t count = messageLength[0] | (messageLength[1] << 8) |
+                                (messageLength[2] << 16) |
+                                (static_cast<std::uint32_t>(messageLength[3]) << 24);
+    std::string message(std::min<std::uint32_t>(count, 4096), '\0');
+    if (auto status = receiveAll(message.data(), message.size()); !status) {
+        return status;
+    }
+    return Status(Errc::failed_precondition, message);
 }
 
 Status RawConnection::sendAll(const void *data, std::size_t size)

@@ -18,6 +18,9 @@ public:
 
     // Sends the 16-byte request header: op and size.
     Status request(std::uint32_t op, std::uint64_t size);
+    // Asks for the first `size` bytes of object `name` (op 4); returns the bytes that follow, or
+    // the target's error.
+    Result<std::uint64_t> requestObject(const std::string &name, std::uint64_t size);
     Status sendAll(const void *data, std::size_t size);
     Status receiveAll(void *data, std::size_t size);
 
