@@ -33,6 +33,8 @@ struct FastReadContext {
     jobs::JobStats::JobRef jobStats;
     // The page the last read ended in: the next read in it skips the cache's index.
     cache::PageCache::PageHint page;
+    // This thread's cells in the readahead stats (`hits`).
+    params::CounterBlock::Mine readaheadCounters;
 };
 
 [[gnu::tls_model("initial-exec")]] thread_local FastReadContext t_context;
@@ -150,8 +152,9 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
         return false;
     }
     // Lustre's `hits`: pages a read found in the cache.
-    engine.readahead.stats().add(params::catalog::ra_hits, (objectOffset + got - 1) / kPageSize -
-                                                               objectOffset / kPageSize + 1);
+    engine.readahead.stats().add(context.readaheadCounters, params::catalog::ra_hits,
+                                 (objectOffset + got - 1) / kPageSize - objectOffset / kPageSize +
+                                     1);
     file.prevPos.store(end, std::memory_order_relaxed);
     if (context.jobStatsBound) {
         engine.jobStats.sample(context.jobStats, jobs::JobStats::read_bytes,

@@ -986,7 +986,11 @@ std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span
         moveJob(shardOfKey(), std::span(moves).first(moving), job);
     }
     if (pages != 0) {
-        m_counters.add(cache_hit, pages);
+        if (hint != nullptr) {
+            m_counters.add(hint->counters, cache_hit, pages);
+        } else {
+            m_counters.add(cache_hit, pages);
+        }
     }
     if (copied < out.size()) {
         m_counters.add(cache_miss);

@@ -200,6 +200,7 @@ public:
     // never a wrong byte. Use it with this cache only.
     struct PageHint {
         Page *page = nullptr;
+        params::CounterBlock::Mine counters; // this thread's cells in the cache's counters
     };
     std::size_t readCached(ObjectKey key, std::uint64_t offset, std::span<std::byte> out,
                            JobTag job, std::uint64_t prevPos, PageHint *hint) noexcept;

@@ -176,6 +176,7 @@ template <typename Update> void JobStats::lookUp(JobRef &ref, std::string_view j
         std::memcpy(ref.m_id, job.data(), job.size());
         ref.m_job = entry;
         ref.m_counters = &entry->counters;
+        ref.m_mine = {}; // another block's cells
         ref.m_latest = &entry->latest;
     };
     Shard &shard = shardOf(job);

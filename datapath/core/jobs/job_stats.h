@@ -44,6 +44,7 @@ public:
         std::shared_ptr<Job> m_job;
         // m_job's counters and last-update stamp, for the inline update (Job is not defined here)
         params::CounterBlock *m_counters = nullptr;
+        params::CounterBlock::Mine m_mine; // this thread's cells in *m_counters
         std::atomic<params::WallClock::rep> *m_latest = nullptr;
         std::uint64_t m_instance = 0;
         std::uint64_t m_generation = 0;
@@ -90,7 +91,7 @@ public:
     void sample(JobRef &ref, std::size_t counter, std::int64_t value)
     {
         if (current(ref)) {
-            ref.m_counters->sample(counter, value);
+            ref.m_counters->sample(ref.m_mine, counter, value);
             const params::WallClock::rep ticked = m_ticked.load(std::memory_order_relaxed);
             if (ticked == 0) {
                 stamp(*ref.m_job);

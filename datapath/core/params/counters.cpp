@@ -197,6 +197,37 @@ void CounterBlock::addSlow(std::size_t index, std::uint64_t samples) noexcept
     sharedCell(index).samples.fetch_add(samples, std::memory_order_relaxed);
 }
 
+void CounterBlock::bind(Mine &mine, Cell *cells) const noexcept
+{
+    const std::uint32_t slot = detail::t_slot;
+    mine.m_cells = cells;
+    mine.m_slot = slot;
+    // The epoch prepareOwnCells just gave the slot's cells (the owner is the only writer).
+    mine.m_epoch = m_owned[slot].epoch.load(std::memory_order_relaxed);
+}
+
+void CounterBlock::addRebinding(Mine &mine, std::size_t index, std::uint64_t samples) noexcept
+{
+    if (Cell *own = prepareOwnCells()) {
+        bind(mine, own);
+        bump(own[index].samples, samples);
+        return;
+    }
+    mine = Mine{};
+    sharedCell(index).samples.fetch_add(samples, std::memory_order_relaxed);
+}
+
+void CounterBlock::sampleRebinding(Mine &mine, std::size_t index, std::int64_t value) noexcept
+{
+    if (Cell *own = prepareOwnCells()) {
+        bind(mine, own);
+        sampleOwned(own[index], value);
+        return;
+    }
+    mine = Mine{};
+    sampleSlow(index, value);
+}
+
 void CounterBlock::sampleSlow(std::size_t index, std::int64_t value) noexcept
 {
     if (Cell *own = prepareOwnCells()) {

@@ -75,7 +75,22 @@ public:
 // epoch read as zero and their owner zeroes them at its next update; increments racing with a
 // clear may land on either side.
 class CounterBlock final : public StatsSource {
+    struct Cell;
+
 public:
+    // This thread's own cells in one block, kept by a caller that counts in that block again and
+    // again (the client's per-thread fast read): an update through it checks the block's epoch
+    // and the thread's slot (two loads side by side) and writes the cell, instead of the chain
+    // slot -> cell table -> cells. Stale after a clear or in another thread: the update through
+    // it then takes the ordinary way and points it again.
+    class Mine {
+    private:
+        friend class CounterBlock;
+        Cell *m_cells = nullptr;
+        std::uint64_t m_epoch = 0; // never a block's epoch (they start at 1): unbound
+        std::uint32_t m_slot = detail::kSlotShared;
+    };
+
     explicit CounterBlock(std::vector<CounterDef> defs, std::size_t shards = defaultShards());
     ~CounterBlock() override;
     CounterBlock(const CounterBlock &) = delete;
@@ -99,6 +114,24 @@ public:
             return;
         }
         sampleSlow(index, value);
+    }
+
+    // The same through `mine`, which must be used with this block only.
+    void add(Mine &mine, std::size_t index, std::uint64_t samples = 1) noexcept
+    {
+        if (current(mine)) {
+            bump(mine.m_cells[index].samples, samples);
+            return;
+        }
+        addRebinding(mine, index, samples);
+    }
+    void sample(Mine &mine, std::size_t index, std::int64_t value) noexcept
+    {
+        if (current(mine)) {
+            sampleOwned(mine.m_cells[index], value);
+            return;
+        }
+        sampleRebinding(mine, index, value);
     }
 
     std::size_t size() const noexcept { return m_defs.size(); }
@@ -164,6 +197,17 @@ private:
         }
         return cells;
     }
+    // The block's epoch has not moved since `mine` was pointed, by this thread: its cells are
+    // current (only their owner moves their epoch, to the block's).
+    bool current(const Mine &mine) const noexcept
+    {
+        return mine.m_epoch == m_epoch.load(std::memory_order_relaxed) &&
+               mine.m_slot == detail::t_slot;
+    }
+    void addRebinding(Mine &mine, std::size_t index, std::uint64_t samples) noexcept;
+    void sampleRebinding(Mine &mine, std::size_t index, std::int64_t value) noexcept;
+    // Points `mine` at this thread's cells when prepareOwnCells gave them.
+    void bind(Mine &mine, Cell *cells) const noexcept;
     // The first update of this thread (claims a slot), of its slot in this block (allocates the
     // cells) or since a clear (zeroes them); or a thread without a slot (a shared shard).
     Cell *prepareOwnCells() noexcept;

@@ -183,6 +183,30 @@ private slots:
         QCOMPARE(stats.jobCount(), std::size_t(1));
     }
 
+    // The fast read's update through a ref without the id keeps the thread's cells of the ref's
+    // job: a ref pointed at another job (or another table) must not write the old job's cells.
+    void updatesThroughAJobRefFollowItsJob()
+    {
+        JobStats stats(JobStats::targetDefs(), 4, clock());
+        JobStats other(JobStats::targetDefs(), 4, clock());
+        JobStats::JobRef ref;
+        stats.sample(ref, "dd.0", JobStats::read_bytes, 10);
+        stats.sample(ref, JobStats::read_bytes, 20);
+        stats.sample(ref, "cp.1", JobStats::read_bytes, 7);
+        stats.sample(ref, JobStats::read_bytes, 8);
+        QCOMPARE(stats.snapshot("dd.0")->counters[JobStats::read_bytes].sum, std::int64_t(30));
+        QCOMPARE(stats.snapshot("cp.1")->counters[JobStats::read_bytes].sum, std::int64_t(15));
+        other.sample(ref, "cp.1", JobStats::read_bytes, 1);
+        other.sample(ref, JobStats::read_bytes, 2);
+        QCOMPARE(other.snapshot("cp.1")->counters[JobStats::read_bytes].sum, std::int64_t(3));
+        QCOMPARE(stats.snapshot("cp.1")->counters[JobStats::read_bytes].sum, std::int64_t(15));
+        stats.clear(); // the ref is stale: looked up again by its id, then cells of the new job
+        stats.sample(ref, "cp.1", JobStats::read_bytes, 4);
+        stats.sample(ref, JobStats::read_bytes, 5);
+        QCOMPARE(stats.snapshot("cp.1")->counters[JobStats::read_bytes].sum, std::int64_t(9));
+        QCOMPARE(stats.snapshot("cp.1")->counters[JobStats::read_bytes].samples, std::uint64_t(2));
+    }
+
     // Once ticked, an update of a known job is stamped with the last tick, not the clock: the
     // I/O path reads no clock, and snapshot_time trails by at most the tick period.
     void tickedUpdatesUseTheTick()

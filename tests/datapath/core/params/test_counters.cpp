@@ -317,6 +317,39 @@ private slots:
         QCOMPARE(snap.counters[1].min, std::int64_t(3));
     }
 
+    // Updates through a kept CounterBlock::Mine (the fast read's): they count like add/sample,
+    // a clear makes it stale (counts go on from zero, not into the cells of before), and a copy
+    // used by another thread counts in that thread's cells (two threads' plain stores into one
+    // slot's cells lose increments).
+    void updatesThroughMineFollowClearsAndThreads()
+    {
+        CounterBlock block({{"hits", "pages", false}, {"lat", "usecs", true}});
+        CounterBlock::Mine mine;
+        block.add(mine, 0, 5);
+        block.add(mine, 0, 2);
+        block.sample(mine, 1, 50);
+        block.add(0, 1);
+        QCOMPARE(samplesOf(block, 0), std::uint64_t(8));
+        block.clear();
+        block.add(mine, 0, 3);
+        block.sample(mine, 1, 9);
+        auto snap = block.snapshot();
+        QCOMPARE(snap.counters[0].samples, std::uint64_t(3));
+        QCOMPARE(snap.counters[1].min, std::int64_t(9));
+        QCOMPARE(snap.counters[1].max, std::int64_t(9));
+        QCOMPARE(snap.counters[1].sum, std::int64_t(9));
+
+        constexpr int kPerThread = 200000;
+        const CounterBlock::Mine bound = mine;
+        runAllAlive(2, [&](int) {
+            CounterBlock::Mine copy = bound; // bound by the main thread: stale here
+            for (int i = 0; i < kPerThread; ++i) {
+                block.add(copy, 0);
+            }
+        });
+        QCOMPARE(samplesOf(block, 0), std::uint64_t(3) + 2 * kPerThread);
+    }
+
     void shardsArePowerOfTwo()
     {
         const auto shards = CounterBlock::defaultShards();
