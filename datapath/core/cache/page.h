@@ -66,6 +66,18 @@ struct Page {
         return static_cast<std::uint32_t>(state >> kGenerationShift);
     }
 
+    // Whether the page holds (key, index). A reader without the shard lock may be looking at
+    // any descriptor (they are never freed), so it reads the key through atomic_ref; the key is
+    // written only while the page is off the index.
+    bool holds(const core::ObjectKey &k, core::PageIndex i) noexcept
+    {
+        return std::atomic_ref<core::PageIndex>(index).load(std::memory_order_relaxed) == i &&
+               std::atomic_ref<std::uint64_t>(key.object).load(std::memory_order_relaxed) ==
+                   k.object &&
+               std::atomic_ref<std::uint32_t>(key.target).load(std::memory_order_relaxed) ==
+                   k.target;
+    }
+
     // What a lock-free reader touches, first: one cache line.
     std::atomic<std::uint64_t> state{0};
     std::atomic<core::JobTag> job{0};

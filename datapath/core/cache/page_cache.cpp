@@ -47,15 +47,9 @@ std::size_t pageSlot(std::size_t objectHash, PageIndex index)
     return static_cast<std::size_t>((objectHash >> 32) + index);
 }
 
-// A reader without the shard lock may be looking at any descriptor (they are never freed), so
-// it reads the key through atomic_ref; the key is written only while the page is off the index.
 bool holds(Page &page, const ObjectKey &key, PageIndex index) noexcept
 {
-    return std::atomic_ref<PageIndex>(page.index).load(std::memory_order_relaxed) == index &&
-           std::atomic_ref<std::uint64_t>(page.key.object).load(std::memory_order_relaxed) ==
-               key.object &&
-           std::atomic_ref<std::uint32_t>(page.key.target).load(std::memory_order_relaxed) ==
-               key.target;
+    return page.holds(key, index);
 }
 
 void setKey(Page &page, const ObjectKey &key, PageIndex index) noexcept
@@ -134,20 +128,6 @@ HitMarks hitMarks(std::uint64_t state, bool samePageAsBefore, bool inPart) noexc
         }
     }
     return marks;
-}
-
-// The fast read's copy. GCC inlines a memcpy whose size it can bound (here <= 4096) as
-// `rep movsq`: slow to start for a few bytes and slower than glibc's vector copy for a page.
-// A few bytes are copied in place; more go to `copy` (glibc's memcpy, through a pointer).
-void copyOut(std::byte *to, const std::byte *from, std::size_t n, PageCache::CopyOut copy) noexcept
-{
-    if (n <= 8) {
-        for (std::size_t i = 0; i < n; ++i) {
-            to[i] = from[i];
-        }
-        return;
-    }
-    copy(to, from, n);
 }
 
 // Buckets of page hash chains, read without a lock. A table that grows stays allocated (a
@@ -900,8 +880,9 @@ Result<PageRef> PageCache::grab(ObjectKey key, PageIndex index, JobTag job, Wait
     return ref;
 }
 
-std::size_t PageCache::readCached(ObjectKey key, std::uint64_t offset, std::span<std::byte> out,
-                                  JobTag job, std::uint64_t prevPos, PageHint *hint) noexcept
+std::size_t PageCache::readCachedLookup(ObjectKey key, std::uint64_t offset,
+                                        std::span<std::byte> out, JobTag job, std::uint64_t prevPos,
+                                        PageHint *hint) noexcept
 {
     if (out.empty()) {
         return 0;

@@ -202,13 +202,36 @@ public:
         Page *page = nullptr;
         params::CounterBlock::Mine counters; // this thread's cells in the cache's counters
     };
-    std::size_t readCached(ObjectKey key, std::uint64_t offset, std::span<std::byte> out,
-                           JobTag job, std::uint64_t prevPos, PageHint *hint) noexcept;
+    // Inline (forced: compilers kept it out of line), so a stream's hit is no call.
+    [[gnu::always_inline]] std::size_t readCached(ObjectKey key, std::uint64_t offset,
+                                                  std::span<std::byte> out, JobTag job,
+                                                  std::uint64_t prevPos, PageHint *hint) noexcept
+    {
+        if (hint != nullptr && hint->page != nullptr) {
+            if (const std::size_t got = readHintedPage(*hint, key, offset, out, job, prevPos)) {
+                return got;
+            }
+        }
+        return readCachedLookup(key, offset, out, job, prevPos, hint);
+    }
     bool contains(ObjectKey key, PageIndex index) const noexcept;
     // The fast read's copy of more than 8 bytes (glibc's memcpy, chosen for this CPU at run
     // time). Tests interpose one to land an invalidation inside a copy. Set it before any read.
     using CopyOut = void *(*)(void *, const void *, std::size_t);
     void setCopyOut(CopyOut copy) noexcept { m_copyOut = copy; }
+    // The fast read's copy. GCC inlines a memcpy whose size it can bound (here <= 4096) as
+    // `rep movsq`: slow to start for a few bytes and slower than glibc's vector copy for a page.
+    // A few bytes are copied in place; more go to `copy` (glibc's memcpy, through a pointer).
+    static void copyOut(std::byte *to, const std::byte *from, std::size_t n, CopyOut copy) noexcept
+    {
+        if (n <= 8) {
+            for (std::size_t i = 0; i < n; ++i) {
+                to[i] = from[i];
+            }
+            return;
+        }
+        copy(to, from, n);
+    }
 
     // ---- slow path --------------------------------------------------------------------------
     // The page, pinned and locked (grab_cache_page): an existing page (check uptodate()) or a new
@@ -286,6 +309,42 @@ private:
     ReleaseCounts releaseRing(Shard &shard, FindRing findRing, RingLinks Page::*ring, Filter filter,
                               Batching b, ReleaseCounts counts = {});
     template <typename Filter> ReleaseCounts releaseScan(Filter filter, Batching b);
+
+    // The out-of-line readCached: the index, several pages, flag changes, job moves.
+    std::size_t readCachedLookup(ObjectKey key, std::uint64_t offset, std::span<std::byte> out,
+                                 JobTag job, std::uint64_t prevPos, PageHint *hint) noexcept;
+    // Inline, the hit of a stream of small reads: a read within the hinted page that goes on
+    // from the previous read in it, of this job's page marked neither partial nor read ahead,
+    // changes no page flag and moves no job (what readCachedLookup would find). The same
+    // seqlock check as there; 0 when it cannot serve the read that way (nothing changed then).
+    [[gnu::always_inline]] std::size_t readHintedPage(PageHint &hint, ObjectKey key,
+                                                      std::uint64_t offset,
+                                                      std::span<std::byte> out, JobTag job,
+                                                      std::uint64_t prevPos) noexcept
+    {
+        Page &page = *hint.page;
+        const PageIndex index = offset >> kPageShift;
+        const std::size_t inPage = offset & (kPageSize - 1);
+        if (out.empty() || inPage + out.size() > kPageSize || prevPos == kNoPosition ||
+            prevPos == 0 || ((prevPos - 1) >> kPageShift) != index) {
+            return 0;
+        }
+        constexpr std::uint64_t kMustBe =
+            Page::kLocked | Page::kUptodate | Page::kCached | Page::kPartial | Page::kReadahead;
+        const std::uint64_t seen = page.state.load(std::memory_order_acquire);
+        if ((seen & kMustBe) != (Page::kUptodate | Page::kCached) || !page.holds(key, index) ||
+            page.job.load(std::memory_order_relaxed) != job) {
+            return 0;
+        }
+        copyOut(out.data(), page.data + inPage, out.size(), m_copyOut);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (Page::generation(page.state.load(std::memory_order_relaxed)) !=
+            Page::generation(seen)) {
+            return 0;
+        }
+        m_counters.add(hint.counters, cache_hit);
+        return out.size();
+    }
 
     Shard &shardFor(const ObjectKey &key) const noexcept;
     Result<Page *> allocPage();

@@ -88,7 +88,7 @@ public:
     // comparison; a stale ref is looked up again by its id. Does nothing for a ref never pointed.
     // Inline while current: the cached small read's update is two compares, the counters' own
     // cells and, once ticked, the stamp.
-    void sample(JobRef &ref, std::size_t counter, std::int64_t value)
+    [[gnu::always_inline]] void sample(JobRef &ref, std::size_t counter, std::int64_t value)
     {
         if (current(ref)) {
             ref.m_counters->sample(ref.m_mine, counter, value);

@@ -113,6 +113,41 @@ class TestPageCacheRaces : public QObject {
         }
     }
 
+    // Makes page 0 of kRead (of two pages, version 1, lock cookie 5, job 1) invalid as
+    // `invalidation` says; `other` takes the page over on eviction.
+    static void invalidate(PageCache &cache, Invalidation invalidation, const ObjectKey &other)
+    {
+        constexpr JobTag kJob = 1;
+        switch (invalidation) {
+        case Invalidation::overwrite: {
+            Result<PageRef> page = cache.grab(kRead, 0, kJob);
+            QVERIFY(page.ok() && page->uptodate());
+            fillPage(*page, kRead, 2);
+            page->markUptodate();
+            break;
+        }
+        case Invalidation::truncate:
+            QCOMPARE(cache.releaseObject(kRead).dropped, std::size_t{2});
+            break;
+        case Invalidation::lockCancel:
+            QCOMPARE(cache.releaseLock(kRead, 5).dropped, std::size_t{2});
+            break;
+        case Invalidation::jobFlush:
+            QCOMPARE(cache.releaseJob(kJob).dropped, std::size_t{2});
+            break;
+        case Invalidation::eviction: {
+            // At the limit: the oldest page (the one being copied) is reclaimed and, the
+            // free list being last in first out, handed to the other object at once.
+            Result<PageRef> page = cache.grab(other, 0, kJob);
+            QVERIFY(page.ok());
+            fillPage(*page, other, 7);
+            page->markUptodate();
+            QVERIFY(!cache.contains(kRead, 0));
+            break;
+        }
+        }
+    }
+
 private slots:
     void invalidationInsideTheCopy_data() { rows(true); }
 
@@ -144,36 +179,7 @@ private slots:
             QVERIFY(hint.page != nullptr);
         }
         const ObjectKey other{1, 1000};
-        g_duringCopy = [&] {
-            switch (invalidation) {
-            case Invalidation::overwrite: {
-                Result<PageRef> page = cache.grab(kRead, 0, kJob);
-                QVERIFY(page.ok() && page->uptodate());
-                fillPage(*page, kRead, 2);
-                page->markUptodate();
-                break;
-            }
-            case Invalidation::truncate:
-                QCOMPARE(cache.releaseObject(kRead).dropped, std::size_t{2});
-                break;
-            case Invalidation::lockCancel:
-                QCOMPARE(cache.releaseLock(kRead, 5).dropped, std::size_t{2});
-                break;
-            case Invalidation::jobFlush:
-                QCOMPARE(cache.releaseJob(kJob).dropped, std::size_t{2});
-                break;
-            case Invalidation::eviction: {
-                // At the limit: the oldest page (the one being copied) is reclaimed and, the
-                // free list being last in first out, handed to the other object at once.
-                Result<PageRef> page = cache.grab(other, 0, kJob);
-                QVERIFY(page.ok());
-                fillPage(*page, other, 7);
-                page->markUptodate();
-                QVERIFY(!cache.contains(kRead, 0));
-                break;
-            }
-            }
-        };
+        g_duringCopy = [&] { invalidate(cache, invalidation, other); };
         std::vector<std::uint64_t> buffer(2 * kPageSize / 8);
         const std::size_t got = cache.readCached(
             kRead, 0, std::as_writable_bytes(std::span(buffer)), kJob, kNoPosition, &hint);
@@ -198,6 +204,53 @@ private slots:
             QCOMPARE(cache.readCached(kRead, 0, std::as_writable_bytes(std::span(buffer)), kJob),
                      std::size_t{0});
             QCOMPARE(cache.cachedPages(), std::size_t{0});
+        }
+    }
+
+    void invalidationInsideTheCopyOfAStreamsNextRead_data() { rows(); }
+
+    // The same for a stream's next read inside the page it read last (the hinted page's inline
+    // hit, PageCache::readHintedPage): the copy from before the invalidation never counts; the
+    // read then takes the lookup, which finds the page's new bytes or nothing.
+    void invalidationInsideTheCopyOfAStreamsNextRead()
+    {
+        QFETCH(Invalidation, invalidation);
+        PageCache::Options options;
+        options.limitPages = invalidation == Invalidation::eviction ? 2 : 16;
+        options.reclaimBatch = 1;
+        options.chunkBytes = 64 * kPageSize;
+        PageCache cache(options);
+        cache.setCopyOut(copyWithInvalidation);
+        constexpr JobTag kJob = 1;
+        for (PageIndex i = 0; i < 2; ++i) {
+            Result<PageRef> page = cache.grab(kRead, i, kJob);
+            QVERIFY2(page.ok(), page.status().toString().c_str());
+            fillPage(*page, kRead, 1);
+            page->setLockCookie(5);
+            page->markUptodate();
+        }
+        PageCache::PageHint hint;
+        std::vector<std::uint64_t> buffer(8); // 64 bytes: the copy goes through CopyOut
+        const auto next = [&] {
+            return cache.readCached(kRead, 64, std::as_writable_bytes(std::span(buffer)), kJob, 64,
+                                    &hint); // the previous read ended at byte 64
+        };
+        std::vector<std::byte> first(64);
+        QCOMPARE(cache.readCached(kRead, 0, first, kJob, kNoPosition, &hint), std::size_t{64});
+        QVERIFY(hint.page != nullptr);
+        QCOMPARE(next(), std::size_t{64}); // goes on in the page: clears the first's partial
+        QCOMPARE(next(), std::size_t{64}); // the inline hit
+        QCOMPARE(buffer.back(), word(kRead, 0, 1));
+        const ObjectKey other{1, 1000};
+        g_duringCopy = [&] { invalidate(cache, invalidation, other); };
+        const std::size_t got = next();
+        QVERIFY(!g_duringCopy);
+        if (invalidation == Invalidation::overwrite) {
+            QCOMPARE(got, buffer.size() * 8);
+            QCOMPARE(firstWord(buffer), word(kRead, 0, 2));
+            QCOMPARE(buffer.back(), word(kRead, 0, 2));
+        } else {
+            QCOMPARE(got, std::size_t{0});
         }
     }
 
