@@ -511,10 +511,11 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
     }
 
     // What to read ahead, in file pages. A read that found all its pages (some perhaps still
-    // in flight) and is not at the marker is a hit, as on the fast path: readahead does not see
-    // it (Linux's filemap_read waits on a locked page without calling readahead).
+    // in flight) and is not at the marker is a hit, as on the fast path: readahead plans nothing
+    // for it (Linux's filemap_read waits on a locked page without calling readahead), but the
+    // pattern goes on through it (onHit), so a stride shows through hits too.
     readahead::ReadaheadPlan plan;
-    if (missing != 0 || touchesMarker) {
+    {
         std::lock_guard guard(file.readaheadMutex);
         readahead::ReadInfo info;
         info.offset = offset;
@@ -529,7 +530,8 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
         const std::uint64_t limit = cache.limitPages();
         info.cacheRoom = limit > held ? limit - held : 0;
         info.unreadPages = unread;
-        plan = file.readahead.onRead(info);
+        plan = missing != 0 || touchesMarker ? file.readahead.onRead(info)
+                                             : file.readahead.onHit(info);
         file.marker.store(file.readahead.marker(), std::memory_order_relaxed);
     }
     const core::PageIndex readFirst = from / kPageSize;

@@ -273,6 +273,81 @@ void FileReadahead::issued(std::uint64_t pages, bool async, bool toEof,
     }
 }
 
+FileReadahead::Access FileReadahead::observe(const ReadInfo &read, PageIndex first, PageIndex end,
+                                             bool count) noexcept
+{
+    const bool firstRead = !m_seen;
+    // The cached reads between two marker reads are served by the fast path and never reach this
+    // engine, so a forward read that touches the marker continues the stream it belongs to,
+    // whatever the gap (Linux's PG_readahead does the same).
+    const bool hitsMarker = m_marker != kNoMarker && first <= m_marker && m_marker < end;
+    const bool continuesStream = !firstRead && hitsMarker && read.offset >= m_lastOffset &&
+                                 (m_mode == Mode::sequential || m_mode == Mode::stride);
+    const bool sequential = firstRead ? read.offset == 0
+                                      : (continuesStream && m_mode == Mode::sequential) ||
+                                            (read.offset >= m_lastOffset &&
+                                             (first == m_lastEnd || first + 1 == m_lastEnd));
+    if (continuesStream && m_mode == Mode::stride) {
+        // Not consecutive, but keep the trusted stride: the reads in between were hits.
+        if (count) {
+            m_mount->stats().add(ra_readpage_not_consecutive);
+        }
+    } else if (sequential) {
+        m_strideBytes = 0;
+        m_strideMatches = 0;
+    } else {
+        if (count) {
+            m_mount->stats().add(ra_readpage_not_consecutive);
+        }
+        if (!firstRead && read.offset > m_lastOffset) {
+            const std::uint64_t delta = read.offset - m_lastOffset;
+            if (delta == m_strideBytes && read.length == m_strideLength) {
+                m_strideMatches = std::min(m_strideMatches + 1, kStrideTrust);
+            } else {
+                m_strideBytes = delta;
+                m_strideMatches = 1;
+            }
+        } else {
+            m_strideBytes = 0;
+            m_strideMatches = 0;
+        }
+    }
+    m_strideLength = read.length;
+    m_seen = true;
+    m_lastOffset = read.offset;
+    m_lastEnd = end;
+
+    return {firstRead, sequential};
+}
+
+ReadaheadPlan FileReadahead::onHit(const ReadInfo &read) noexcept
+{
+    if (read.length == 0 || read.fileSize == 0) {
+        return {};
+    }
+    const PageIndex first = read.offset >> kPageShift;
+    const PageIndex end = ((read.offset + read.length - 1) >> kPageShift) + 1;
+    if (!m_seen) {
+        m_seenPressure = m_mount->pressureEvents();
+    }
+    const Access access = observe(read, first, end, false);
+    // Only a reader without a window of its own: one in a sequential or stride stream goes on
+    // from its marker, and a sequential reader whose hits in between went the fast way would
+    // look strided here (every stripe crossing takes the slow path).
+    if (access.sequential || m_mode != Mode::none || m_strideMatches < kStrideTrust) {
+        return {};
+    }
+    // This hit makes the stride trusted: its windows start now, ahead of the reader, rather than
+    // at its next miss (ior-hard, 3 ranks x 1 MiB+1: each rank's first reads hit the first rank's
+    // sequential window unseen, and each rank then missed three reads before it trusted the
+    // stride).
+    const Limits lim = limits(read, end - first);
+    resetWindow();
+    m_mode = Mode::stride;
+    m_nextChunk = read.offset + m_strideBytes;
+    return planStride(read, initialWindow(end - first, lim.window), lim, true);
+}
+
 ReadaheadPlan FileReadahead::onRead(const ReadInfo &read) noexcept
 {
     const PageIndex first = read.offset >> kPageShift;
@@ -294,42 +369,9 @@ ReadaheadPlan FileReadahead::onRead(const ReadInfo &read) noexcept
         return {};
     }
 
-    const bool firstRead = !m_seen;
-    // The cached reads between two marker reads are served by the fast path and never reach this
-    // engine, so a forward read that touches the marker continues the stream it belongs to,
-    // whatever the gap (Linux's PG_readahead does the same).
-    const bool hitsMarker = m_marker != kNoMarker && first <= m_marker && m_marker < end;
-    const bool continuesStream = !firstRead && hitsMarker && read.offset >= m_lastOffset &&
-                                 (m_mode == Mode::sequential || m_mode == Mode::stride);
-    const bool sequential = firstRead ? read.offset == 0
-                                      : (continuesStream && m_mode == Mode::sequential) ||
-                                            (read.offset >= m_lastOffset &&
-                                             (first == m_lastEnd || first + 1 == m_lastEnd));
-    if (continuesStream && m_mode == Mode::stride) {
-        // Not consecutive, but keep the trusted stride: the reads in between were hits.
-        m_mount->stats().add(ra_readpage_not_consecutive);
-    } else if (sequential) {
-        m_strideBytes = 0;
-        m_strideMatches = 0;
-    } else {
-        m_mount->stats().add(ra_readpage_not_consecutive);
-        if (!firstRead && read.offset > m_lastOffset) {
-            const std::uint64_t delta = read.offset - m_lastOffset;
-            if (delta == m_strideBytes && read.length == m_strideLength) {
-                m_strideMatches = std::min(m_strideMatches + 1, kStrideTrust);
-            } else {
-                m_strideBytes = delta;
-                m_strideMatches = 1;
-            }
-        } else {
-            m_strideBytes = 0;
-            m_strideMatches = 0;
-        }
-    }
-    m_strideLength = read.length;
-    m_seen = true;
-    m_lastOffset = read.offset;
-    m_lastEnd = end;
+    const Access access = observe(read, first, end, true);
+    const bool firstRead = access.firstRead;
+    const bool sequential = access.sequential;
 
     const Limits lim = limits(read, end - first);
     const PageIndex filePages = pageCeil(read.fileSize);

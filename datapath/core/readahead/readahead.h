@@ -196,7 +196,7 @@ private:
 // Readahead state of one open file.
 class FileReadahead {
 public:
-    static constexpr std::uint32_t kStrideTrust = 3; // equal strides seen before trusting one
+    static constexpr std::uint32_t kStrideTrust = 2; // equal strides seen before trusting one
     static constexpr PageIndex kNoMarker = std::numeric_limits<PageIndex>::max();
 
     explicit FileReadahead(ReadaheadMount &mount) noexcept : m_mount(&mount) {}
@@ -204,6 +204,12 @@ public:
     // Called on every read, after the caller looked the read's pages up in its cache. Counts the
     // read, updates the pattern, and says what to read ahead (often nothing).
     ReadaheadPlan onRead(const ReadInfo &read) noexcept;
+    // A read that found all its pages and did not touch the marker (the engine plans nothing
+    // for it, as Linux's filemap_read): the access pattern goes on through it, so a stride is
+    // recognised from hits too. Returns the stride's first window (async) when this read makes
+    // it trusted for a reader without a window; otherwise nothing. Counts nothing (the caller
+    // counted the hit).
+    ReadaheadPlan onHit(const ReadInfo &read) noexcept;
 
     // Forgets the access pattern (truncate, lock cancelled, file reopened).
     void reset() noexcept;
@@ -244,6 +250,12 @@ private:
     // Counts an issued window and lets the pressure cap grow back.
     void issued(std::uint64_t pages, bool async, bool toEof, const Limits &limits) noexcept;
     void resetWindow() noexcept;
+    struct Access {
+        bool firstRead = false;
+        bool sequential = false;
+    };
+    // Classifies a read (sequential, a stride candidate, random) and moves the pattern on.
+    Access observe(const ReadInfo &read, PageIndex first, PageIndex end, bool count) noexcept;
 
     ReadaheadMount *m_mount;
     Mode m_mode = Mode::none;
