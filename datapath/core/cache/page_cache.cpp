@@ -320,6 +320,19 @@ struct alignas(64) PageCache::Shard {
         return nullptr;
     }
 
+    // Starts loading the descriptor of the page that heads (key, index)'s bucket (usually that
+    // page: an object's pages take consecutive buckets), and the buckets a cache line further
+    // on, so a multi-page read's next lookups do not wait for them after the copy before.
+    void prefetch(PageIndex index, std::size_t hash) const noexcept
+    {
+        constexpr PageIndex kBucketsPerLine = 64 / sizeof(std::atomic<Page *>);
+        const PageTable *current = table.load(std::memory_order_acquire);
+        __builtin_prefetch(&current->bucket(hash, index + kBucketsPerLine));
+        if (Page *p = current->bucket(hash, index).load(std::memory_order_relaxed)) {
+            __builtin_prefetch(p);
+        }
+    }
+
     // Tables double when they get loaded (allocation only while the cache grows).
     void rehashPages()
     {
@@ -924,6 +937,9 @@ std::size_t PageCache::readCachedLookup(ObjectKey key, std::uint64_t offset,
         }
         const std::size_t inPage = pos & (kPageSize - 1);
         const std::size_t n = std::min(kPageSize - inPage, out.size() - copied);
+        if (copied + n < out.size()) {
+            shardOfKey().prefetch(index + 1, hash);
+        }
         copyOut(out.data() + copied, page->data + inPage, n, m_copyOut);
         std::atomic_thread_fence(std::memory_order_acquire);
         const std::uint64_t now = page->state.load(std::memory_order_relaxed);
