@@ -400,7 +400,8 @@ Status Engine::readFile(FileData &file, std::uint64_t offset, std::span<std::byt
 
     // Fast path: cached pages are covered by a lock (cancels drop them), so just copy.
     std::uint64_t done = 0;
-    if (fastRead.load(std::memory_order_relaxed) && !touchesMarker) {
+    if (fastRead.load(std::memory_order_relaxed) && !touchesMarker &&
+        file.learningReads.load(std::memory_order_relaxed) == 0) {
         // A read that continues in the page the previous one ended in is not a new reference.
         const std::uint64_t prev = file.prevPos.load(std::memory_order_relaxed);
         const bool continues =
@@ -532,6 +533,10 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
         info.unreadPages = unread;
         plan = missing != 0 || touchesMarker ? file.readahead.onRead(info)
                                              : file.readahead.onHit(info);
+        if (const std::uint32_t learning = file.learningReads.load(std::memory_order_relaxed);
+            learning != 0) {
+            file.learningReads.store(learning - 1, std::memory_order_relaxed);
+        }
         file.marker.store(file.readahead.marker(), std::memory_order_relaxed);
     }
     const core::PageIndex readFirst = from / kPageSize;

@@ -105,6 +105,12 @@ struct FileData {
     // The readahead marker, a file page (PG_readahead): the fast path steps aside for a read
     // that touches it, so the slow path can start the next window before it is needed.
     std::atomic<std::uint64_t> marker{readahead::FileReadahead::kNoMarker};
+    // The first reads of an open go the slow way even when they hit, so readahead sees the
+    // pattern from its start (a stride is trusted at the third read: ior-hard's ranks whose first
+    // reads hit another rank's window showed readahead nothing until they missed). Counted down
+    // by the slow path under readaheadMutex.
+    static constexpr std::uint32_t kLearningReads = readahead::FileReadahead::kStrideTrust + 1;
+    std::atomic<std::uint32_t> learningReads{kLearningReads};
     std::atomic<std::uint64_t> position{0}; // for read()/write()
     // Where the last read ended (file offset): the fast path's stream hint (racy by design).
     std::atomic<std::uint64_t> prevPos{cache::kNoPosition};

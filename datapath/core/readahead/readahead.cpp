@@ -303,6 +303,9 @@ FileReadahead::Access FileReadahead::observe(const ReadInfo &read, PageIndex fir
             const std::uint64_t delta = read.offset - m_lastOffset;
             if (delta == m_strideBytes && read.length == m_strideLength) {
                 m_strideMatches = std::min(m_strideMatches + 1, kStrideTrust);
+            } else if (m_mode == Mode::stride && m_strideBytes != 0 && delta % m_strideBytes == 0 &&
+                       read.length == m_strideLength) {
+                // The same stream, some strides on: the reads in between were fast-path hits.
             } else {
                 m_strideBytes = delta;
                 m_strideMatches = 1;
@@ -331,20 +334,25 @@ ReadaheadPlan FileReadahead::onHit(const ReadInfo &read) noexcept
         m_seenPressure = m_mount->pressureEvents();
     }
     const Access access = observe(read, first, end, false);
-    // Only a reader without a window of its own: one in a sequential or stride stream goes on
-    // from its marker, and a sequential reader whose hits in between went the fast way would
-    // look strided here (every stripe crossing takes the slow path).
-    if (access.sequential || m_mode != Mode::none || m_strideMatches < kStrideTrust) {
+    if (access.sequential || m_mode == Mode::stride || m_mode == Mode::whole ||
+        m_strideMatches < kStrideTrust) {
         return {};
     }
     // This hit makes the stride trusted: its windows start now, ahead of the reader, rather than
     // at its next miss (ior-hard, 3 ranks x 1 MiB+1: each rank's first reads hit the first rank's
     // sequential window unseen, and each rank then missed three reads before it trusted the
-    // stride).
+    // stride). A reader in a sequential stream switches only when its next chunk lies past what
+    // the stream read ahead (ior-hard's rank 0, whose first read at offset 0 looked sequential):
+    // a sequential reader whose slow-path hits look strided (stripe crossings between fast-path
+    // hits) has its next "chunk" inside its window and keeps it.
+    const std::uint64_t nextChunk = read.offset + m_strideBytes;
+    if (m_mode == Mode::sequential && nextChunk < m_raEnd * kPageSize) {
+        return {};
+    }
     const Limits lim = limits(read, end - first);
     resetWindow();
     m_mode = Mode::stride;
-    m_nextChunk = read.offset + m_strideBytes;
+    m_nextChunk = nextChunk;
     return planStride(read, initialWindow(end - first, lim.window), lim, true);
 }
 
