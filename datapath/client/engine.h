@@ -105,10 +105,12 @@ struct FileData {
     // The readahead marker, a file page (PG_readahead): the fast path steps aside for a read
     // that touches it, so the slow path can start the next window before it is needed.
     std::atomic<std::uint64_t> marker{readahead::FileReadahead::kNoMarker};
-    // The first reads of an open go the slow way even when they hit, so readahead sees the
-    // pattern from its start (a stride is trusted at the third read: ior-hard's ranks whose first
-    // reads hit another rank's window showed readahead nothing until they missed). Counted down
-    // by the slow path under readaheadMutex.
+    // The first reads of an open that the per-thread fast read declines (reads across stripes)
+    // go the slow way even when they hit, so readahead sees the pattern from its start (a stride
+    // is trusted at the third read: ior-hard's ranks of 1 MiB+1 whose first reads hit another
+    // rank's window showed readahead nothing until they missed). Reads within a stripe keep the
+    // fast path from the first (a cached small file opened, read and closed). Counted down by the
+    // slow path under readaheadMutex.
     static constexpr std::uint32_t kLearningReads = readahead::FileReadahead::kStrideTrust + 1;
     std::atomic<std::uint32_t> learningReads{kLearningReads};
     std::atomic<std::uint64_t> position{0}; // for read()/write()

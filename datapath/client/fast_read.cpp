@@ -119,9 +119,6 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
     if (marker >= firstPage && marker <= (end - 1) / kPageSize) {
         return false; // the slow path starts the next readahead window
     }
-    if (file.learningReads.load(std::memory_order_relaxed) != 0) {
-        return false; // readahead is still learning the pattern
-    }
     if (offset < context.stripeBegin || end > context.stripeEnd) {
         const auto piece = layout.pieceAt(offset, out.size());
         if (piece.length != out.size()) {
