@@ -15,15 +15,18 @@ namespace lutra::target {
 
 namespace {
 
+constexpr const params::catalog::CounterGroup &kStats = params::catalog::kCommitStats;
+using params::catalog::counterIndex;
+static_assert(counterIndex(kStats, "batches") == GroupCommit::batches &&
+              counterIndex(kStats, "writes") == GroupCommit::writes &&
+              counterIndex(kStats, "syncs") == GroupCommit::syncs &&
+              counterIndex(kStats, "batch_writes") == GroupCommit::batch_writes &&
+              counterIndex(kStats, "failed_batches") == GroupCommit::failed_batches &&
+              kStats.counters.size() == GroupCommit::counter_count);
+
 std::vector<params::CounterDef> commitStatDefs()
 {
-    return {
-        {"batches", "batches", false},
-        {"writes", "reqs", false},
-        {"syncs", "syncs", false},
-        {"batch_writes", "reqs", true},
-        {"failed_batches", "batches", false},
-    };
+    return params::catalog::counterDefs(kStats);
 }
 
 std::int64_t wallNs()
@@ -341,9 +344,8 @@ Status GroupCommit::publish(params::ParamGroup &group)
         !status) {
         return status;
     }
-    return group.addStats("obdfilter." + m_target + ".commit_stats",
-                          "group commit batches, writes and syncs (write 'clear' to reset)",
-                          m_stats);
+    return group.addStats("obdfilter." + m_target + "." + std::string(kStats.leaf),
+                          std::string(kStats.help), m_stats);
 }
 
 std::uint64_t GroupCommit::lastSequence() const

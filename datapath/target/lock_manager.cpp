@@ -15,14 +15,17 @@ bool compatible(LockMode a, LockMode b)
     return a == LockMode::PR && b == LockMode::PR;
 }
 
+constexpr const params::catalog::CounterGroup &kStats = params::catalog::kTargetLockStats;
+using params::catalog::counterIndex;
+static_assert(counterIndex(kStats, "granted") == LockManager::granted &&
+              counterIndex(kStats, "cancelled") == LockManager::cancelled &&
+              counterIndex(kStats, "blocking_callbacks") == LockManager::blocking_callbacks &&
+              counterIndex(kStats, "evictions") == LockManager::evictions &&
+              kStats.counters.size() == LockManager::counter_count);
+
 std::vector<params::CounterDef> lockStatDefs()
 {
-    return {
-        {"granted", "locks", false},
-        {"cancelled", "locks", false},
-        {"blocking_callbacks", "reqs", false},
-        {"evictions", "clients", false},
-    };
+    return params::catalog::counterDefs(kStats);
 }
 
 } // namespace
@@ -307,10 +310,7 @@ Status LockManager::publish(params::ParamGroup &group)
         return status;
     }
     const std::string prefix = "ldlm.namespaces." + m_ns + ".";
-    return group.addStats(prefix + "lock_stats",
-                          "locks granted and cancelled, blocking callbacks sent, clients evicted "
-                          "(write 'clear' to reset)",
-                          m_stats);
+    return group.addStats(prefix + std::string(kStats.leaf), std::string(kStats.help), m_stats);
 }
 
 } // namespace lutra::target

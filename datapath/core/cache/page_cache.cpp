@@ -508,23 +508,26 @@ void PageRef::reset() noexcept
 
 // ---- PageCache ----------------------------------------------------------------------------
 
+namespace stats = params::catalog;
+static_assert(
+    stats::counterIndex(stats::kPageCacheStats, "cache_hit") == PageCache::cache_hit &&
+    stats::counterIndex(stats::kPageCacheStats, "cache_miss") == PageCache::cache_miss &&
+    stats::counterIndex(stats::kPageCacheStats, "grab_hit") == PageCache::grab_hit &&
+    stats::counterIndex(stats::kPageCacheStats, "grab_new") == PageCache::grab_new &&
+    stats::counterIndex(stats::kPageCacheStats, "failed_grab") == PageCache::failed_grab &&
+    stats::counterIndex(stats::kPageCacheStats, "reclaimed") == PageCache::reclaimed &&
+    stats::counterIndex(stats::kPageCacheStats, "reclaim_batch") == PageCache::reclaim_batch &&
+    stats::counterIndex(stats::kPageCacheStats, "promoted") == PageCache::promoted &&
+    stats::counterIndex(stats::kPageCacheStats, "released") == PageCache::released &&
+    stats::counterIndex(stats::kPageCacheStats, "release_batch") == PageCache::release_batch &&
+    stats::counterIndex(stats::kPageCacheStats, "writeback_pages") == PageCache::writeback_pages &&
+    stats::counterIndex(stats::kPageCacheStats, "reclaim_busy") == PageCache::reclaim_busy &&
+    stats::counterIndex(stats::kPageCacheStats, "reclaim_waits") == PageCache::reclaim_waits &&
+    stats::kPageCacheStats.counters.size() == PageCache::counter_count);
+
 std::vector<params::CounterDef> PageCache::counterDefs()
 {
-    return {
-        {"cache_hit", "pages"},
-        {"cache_miss", "reqs"},
-        {"grab_hit", "pages"},
-        {"grab_new", "pages"},
-        {"failed_grab", "reqs"},
-        {"reclaimed", "pages"},
-        {"reclaim_batch", "pages", true},
-        {"promoted", "pages"},
-        {"released", "pages"},
-        {"release_batch", "pages", true},
-        {"writeback_pages", "pages"},
-        {"reclaim_busy", "pages"},
-        {"reclaim_waits", "reqs"},
-    };
+    return stats::counterDefs(stats::kPageCacheStats);
 }
 
 PageCache::PageCache(Options options)
@@ -1313,9 +1316,8 @@ Status PageCache::publish(params::ParamGroup &group, std::string_view fs)
         return status;
     }
     const std::string prefix = "llite." + std::string(fs) + ".";
-    return group.addStats(prefix + "page_cache_stats",
-                          "page cache hits, misses, reclaim and release (write 'clear' to reset)",
-                          m_counters);
+    return group.addStats(prefix + std::string(stats::kPageCacheStats.leaf),
+                          std::string(stats::kPageCacheStats.help), m_counters);
 }
 
 } // namespace lutra::cache

@@ -35,14 +35,27 @@ LockNamespace::Counter counterOf(CancelReason reason)
     return LockNamespace::cancel_lru;
 }
 
+constexpr const params::catalog::CounterGroup &kStats = params::catalog::kClientLockStats;
+using params::catalog::counterIndex;
+static_assert(counterIndex(kStats, "enqueues") == LockNamespace::enqueues &&
+              counterIndex(kStats, "enqueue_errors") == LockNamespace::enqueue_errors &&
+              counterIndex(kStats, "hits") == LockNamespace::hits &&
+              counterIndex(kStats, "blocking_callbacks") == LockNamespace::blocking_callbacks &&
+              counterIndex(kStats, "cancel_callback") == LockNamespace::cancel_callback &&
+              counterIndex(kStats, "cancel_lru") == LockNamespace::cancel_lru &&
+              counterIndex(kStats, "cancel_age") == LockNamespace::cancel_age &&
+              counterIndex(kStats, "cancel_clear") == LockNamespace::cancel_clear &&
+              counterIndex(kStats, "cancel_job") == LockNamespace::cancel_job &&
+              counterIndex(kStats, "cancel_upgrade") == LockNamespace::cancel_upgrade &&
+              counterIndex(kStats, "cancel_shutdown") == LockNamespace::cancel_shutdown &&
+              counterIndex(kStats, "cancel_errors") == LockNamespace::cancel_errors &&
+              counterIndex(kStats, "lock_count") == LockNamespace::counter_count &&
+              counterIndex(kStats, "lock_unused_count") == LockNamespace::counter_count + 1 &&
+              kStats.counters.size() == LockNamespace::counter_count + 2);
+
 std::vector<params::CounterDef> counterDefs()
 {
-    return {
-        {"enqueues", "reqs"},           {"enqueue_errors", "reqs"},   {"hits", "locks"},
-        {"blocking_callbacks", "reqs"}, {"cancel_callback", "locks"}, {"cancel_lru", "locks"},
-        {"cancel_age", "locks"},        {"cancel_clear", "locks"},    {"cancel_job", "locks"},
-        {"cancel_upgrade", "locks"},    {"cancel_shutdown", "locks"}, {"cancel_errors", "locks"},
-    };
+    return params::catalog::counterDefs(kStats);
 }
 
 // One unused lock per MiB of RAM: a cached lock usually pins at least that much page cache, so
@@ -148,15 +161,17 @@ public:
     params::CounterSnapshot snapshot() const override
     {
         params::CounterSnapshot snap = m_ns.m_stats.snapshot();
-        params::CounterReading locks;
-        locks.name = "lock_count";
-        locks.unit = "locks";
-        locks.samples = m_ns.lockCount();
-        snap.counters.push_back(locks);
-        params::CounterReading unused = locks;
-        unused.name = "lock_unused_count";
-        unused.samples = m_ns.unusedCount();
-        snap.counters.push_back(unused);
+        // The catalog's gauges after the counters (kStats, checked where it is defined).
+        const auto gauge = [&snap](std::size_t index, std::size_t value) {
+            const params::catalog::CounterDefinition &def = kStats.counters[index];
+            params::CounterReading reading;
+            reading.name = def.name;
+            reading.unit = def.unit;
+            reading.samples = value;
+            snap.counters.push_back(std::move(reading));
+        };
+        gauge(LockNamespace::counter_count, m_ns.lockCount());
+        gauge(LockNamespace::counter_count + 1, m_ns.unusedCount());
         return snap;
     }
 
@@ -693,10 +708,8 @@ Status LockNamespace::publish(params::ParamGroup &group)
         !status) {
         return status;
     }
-    return group.addStats("ldlm.namespaces." + m_ns + ".lock_stats",
-                          "client lock enqueues, cache hits, cancels by reason, lock_count and "
-                          "lock_unused_count (write 'clear' to reset the counters)",
-                          *m_statsView);
+    return group.addStats("ldlm.namespaces." + m_ns + "." + std::string(kStats.leaf),
+                          std::string(kStats.help), *m_statsView);
 }
 
 } // namespace lutra::locks

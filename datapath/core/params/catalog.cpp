@@ -14,6 +14,20 @@ std::vector<CounterDef> readAheadStatDefs()
     return defs;
 }
 
+std::vector<CounterDef> counterDefs(const CounterGroup &group)
+{
+    std::vector<CounterDef> defs;
+    defs.reserve(group.counters.size());
+    for (const CounterDefinition &counter : group.counters) {
+        if (counter.gauge) {
+            continue;
+        }
+        defs.push_back(
+            {std::string(counter.name), std::string(counter.unit), counter.withMinMaxSum});
+    }
+    return defs;
+}
+
 std::string paramName(const Group &group, std::string_view instance, std::string_view leaf)
 {
     std::string name;

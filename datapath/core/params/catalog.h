@@ -69,6 +69,115 @@ inline constexpr std::string_view kReadAheadStatsHelp =
 inline constexpr std::string_view kRpcStatsHelp =
     "pages-per-RPC and RPCs-in-flight histograms, read | write (write 'clear' to reset)";
 
+// ---- counter blocks -------------------------------------------------------------------------
+// Every counter block's name, help and counters live here, as the parameters' do: a component
+// builds its CounterBlock from its group (counterDefs) in the order of its own enum, which it
+// checks against the group at compile time (counterIndex).
+
+// One counter of a block (Lustre's stats format: "name N samples [unit]" and min/max/sum).
+struct CounterDefinition {
+    std::string_view name;
+    std::string_view unit; // "pages", "bytes", "reqs", "locks", ...
+    bool withMinMaxSum = false;
+    // A level the component reads at each snapshot and appends after the counters (clear
+    // leaves it): not in the CounterBlock.
+    bool gauge = false;
+};
+
+// One counter block: "<prefix>.<instance>.<leaf>", read and cleared as a whole.
+struct CounterGroup {
+    std::string_view leaf; // "page_cache_stats"
+    std::string_view help;
+    std::span<const CounterDefinition> counters;
+};
+
+// llite.<fs>.page_cache_stats (core/cache: PageCache::Counter).
+inline constexpr std::array kPageCacheStatDefinitions{
+    CounterDefinition{"cache_hit", "pages"},
+    CounterDefinition{"cache_miss", "reqs"},
+    CounterDefinition{"grab_hit", "pages"},
+    CounterDefinition{"grab_new", "pages"},
+    CounterDefinition{"failed_grab", "reqs"},
+    CounterDefinition{"reclaimed", "pages"},
+    CounterDefinition{"reclaim_batch", "pages", true},
+    CounterDefinition{"promoted", "pages"},
+    CounterDefinition{"released", "pages"},
+    CounterDefinition{"release_batch", "pages", true},
+    CounterDefinition{"writeback_pages", "pages"},
+    CounterDefinition{"reclaim_busy", "pages"},
+    CounterDefinition{"reclaim_waits", "reqs"},
+};
+inline constexpr CounterGroup kPageCacheStats{
+    "page_cache_stats", "page cache hits, misses, reclaim and release (write 'clear' to reset)",
+    kPageCacheStatDefinitions};
+
+// ldlm.namespaces.<target>.lock_stats on a client (core/locks: LockNamespace::Counter).
+inline constexpr std::array kClientLockStatDefinitions{
+    CounterDefinition{"enqueues", "reqs"},
+    CounterDefinition{"enqueue_errors", "reqs"},
+    CounterDefinition{"hits", "locks"},
+    CounterDefinition{"blocking_callbacks", "reqs"},
+    CounterDefinition{"cancel_callback", "locks"},
+    CounterDefinition{"cancel_lru", "locks"},
+    CounterDefinition{"cancel_age", "locks"},
+    CounterDefinition{"cancel_clear", "locks"},
+    CounterDefinition{"cancel_job", "locks"},
+    CounterDefinition{"cancel_upgrade", "locks"},
+    CounterDefinition{"cancel_shutdown", "locks"},
+    CounterDefinition{"cancel_errors", "locks"},
+    CounterDefinition{"lock_count", "locks", false, true},
+    CounterDefinition{"lock_unused_count", "locks", false, true},
+};
+inline constexpr CounterGroup kClientLockStats{
+    "lock_stats",
+    "client lock enqueues, cache hits, cancels by reason, lock_count and lock_unused_count "
+    "(write 'clear' to reset the counters)",
+    kClientLockStatDefinitions};
+
+// ldlm.namespaces.<target>.lock_stats on a target (target/lock_manager: LockManager::Counter).
+inline constexpr std::array kTargetLockStatDefinitions{
+    CounterDefinition{"granted", "locks"},
+    CounterDefinition{"cancelled", "locks"},
+    CounterDefinition{"blocking_callbacks", "reqs"},
+    CounterDefinition{"evictions", "clients"},
+};
+inline constexpr CounterGroup kTargetLockStats{
+    "lock_stats",
+    "locks granted and cancelled, blocking callbacks sent, clients evicted (write 'clear' to "
+    "reset)",
+    kTargetLockStatDefinitions};
+
+// obdfilter.<target>.commit_stats (target/group_commit).
+inline constexpr std::array kCommitStatDefinitions{
+    CounterDefinition{"batches", "batches"},
+    CounterDefinition{"writes", "reqs"},
+    CounterDefinition{"syncs", "syncs"},
+    CounterDefinition{"batch_writes", "reqs", true},
+    CounterDefinition{"failed_batches", "batches"},
+};
+inline constexpr CounterGroup kCommitStats{
+    "commit_stats", "group commit batches, writes and syncs (write 'clear' to reset)",
+    kCommitStatDefinitions};
+
+// Every counter group above (for tests and documentation).
+inline constexpr std::array kCounterGroups{&kPageCacheStats, &kClientLockStats, &kTargetLockStats,
+                                           &kCommitStats};
+
+// The index of counter `name` in `group`; a name the group lacks does not compile. Components
+// check their enum against it: static_assert(counterIndex(kCommitStats, "syncs") == syncs).
+consteval std::size_t counterIndex(const CounterGroup &group, std::string_view name)
+{
+    for (std::size_t i = 0; i < group.counters.size(); ++i) {
+        if (group.counters[i].name == name) {
+            return i;
+        }
+    }
+    throw "no such counter in this catalog group";
+}
+
+// The CounterBlock definitions of a group, in its order, without its gauges.
+std::vector<CounterDef> counterDefs(const CounterGroup &group);
+
 struct SpecialDefinition {
     std::string_view word;
     std::string_view help;

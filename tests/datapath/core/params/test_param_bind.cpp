@@ -106,6 +106,29 @@ struct NoLockCallbacks final : target::LockCallbacks {
     void clientEvicted(target::ClientId) override {}
 };
 
+// The counter block <prefix>.<instance>.<leaf> is registered with the catalog's help and holds
+// exactly the catalog's counters, in its order, with its units: a component that names a
+// counter the catalog does not (or leaves one out) fails here.
+void verifyStats(const Registry &registry, const catalog::CounterGroup &group,
+                 std::string_view prefix, std::string_view instance)
+{
+    const std::string name =
+        std::string(prefix) + "." + std::string(instance) + "." + std::string(group.leaf);
+    const QByteArray label = QByteArray::fromStdString(name);
+    auto listed = registry.list(name);
+    QVERIFY2(listed.ok() && listed->size() == 1, label);
+    QCOMPARE(listed->front().help, std::string(group.help));
+    auto blocks = registry.counters(name);
+    QVERIFY2(blocks.ok() && blocks->size() == 1, label);
+    const CounterSnapshot &snapshot = blocks->front().second;
+    QCOMPARE(snapshot.counters.size(), group.counters.size());
+    for (std::size_t i = 0; i < group.counters.size(); ++i) {
+        QCOMPARE(snapshot.counters[i].name, std::string(group.counters[i].name));
+        QCOMPARE(snapshot.counters[i].unit, std::string(group.counters[i].unit));
+        QCOMPARE(snapshot.counters[i].withMinMaxSum, group.counters[i].withMinMaxSum);
+    }
+}
+
 } // namespace
 
 class TestParamBind : public QObject {
@@ -206,6 +229,23 @@ private slots:
         QCOMPARE(registry.set({&tooMany, 1}, "test").status.code(), Errc::out_of_range);
     }
 
+    // Each counter group names a counter once, with a unit, and says what it counts.
+    void theCounterGroupsAreWellFormed()
+    {
+        for (const catalog::CounterGroup *group : catalog::kCounterGroups) {
+            QVERIFY(!group->help.empty());
+            QVERIFY(group->leaf.ends_with("_stats"));
+            std::set<std::string_view> names;
+            std::size_t gauges = 0;
+            for (const catalog::CounterDefinition &counter : group->counters) {
+                QVERIFY2(names.insert(counter.name).second, counter.name.data());
+                QVERIFY(!counter.unit.empty());
+                gauges += counter.gauge ? 1 : 0;
+            }
+            QCOMPARE(catalog::counterDefs(*group).size() + gauges, group->counters.size());
+        }
+    }
+
     void theClientCoreComponentsBindTheirWholeGroups()
     {
         Registry registry;
@@ -228,6 +268,8 @@ private slots:
             verifyBound(registry, catalog::kReadahead, "lutra");
             verifyBound(registry, catalog::kLockNamespace, "ost0");
             verifyBound(registry, catalog::kJobIds, {});
+            verifyStats(registry, catalog::kPageCacheStats, "llite", "lutra");
+            verifyStats(registry, catalog::kClientLockStats, "ldlm.namespaces", "ost0");
             // The components start at the catalog's defaults.
             QCOMPARE(registry.get("llite.lutra.max_read_ahead_per_file_mb")->front().value,
                      std::string("64"));
@@ -254,6 +296,8 @@ private slots:
         QVERIFY(locks.publish(group).ok());
         verifyBound(registry, catalog::kGroupCommit, "ost5");
         verifyBound(registry, catalog::kLockManager, "ost5");
+        verifyStats(registry, catalog::kCommitStats, "obdfilter", "ost5");
+        verifyStats(registry, catalog::kTargetLockStats, "ldlm.namespaces", "ost5");
         QCOMPARE(registry.get("ldlm.namespaces.ost5.blocking_timeout")->front().value,
                  std::string("100000"));
     }
