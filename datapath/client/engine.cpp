@@ -197,6 +197,7 @@ std::shared_ptr<ObjectState> TargetContext::opened(std::uint64_t objectId, std::
         }
     }
     entry->handles.push_back({handle, writable});
+    entry->opens.store(static_cast<std::uint32_t>(entry->handles.size()));
     return entry;
 }
 
@@ -216,6 +217,7 @@ void TargetContext::closed(std::uint64_t objectId, std::uint64_t handle)
     ObjectState &object = *it->second;
     std::erase_if(object.handles,
                   [handle](const ObjectState::OpenHandle &open) { return open.handle == handle; });
+    object.opens.store(static_cast<std::uint32_t>(object.handles.size()));
     if (object.handles.empty()) {
         m_objects.erase(it);
     } else if (object.handle.load() == handle) {
@@ -531,6 +533,13 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
         const std::uint64_t limit = cache.limitPages();
         info.cacheRoom = limit > held ? limit - held : 0;
         info.unreadPages = unread;
+        // Windows held by the room end where an RPC ends anyway: a stripe's end (the next
+        // stripe is another target's) or max_pages_per_rpc.
+        const std::uint64_t rpcPages = targets[0]->osc->maxPagesPerRpc();
+        info.otherReaders = file.objects[0]->opens.load(std::memory_order_relaxed) > 1;
+        info.rpcBoundaryPages =
+            layout.targets > 1 ? std::min<std::uint64_t>(layout.stripeSize / kPageSize, rpcPages)
+                               : rpcPages;
         plan = missing != 0 || touchesMarker ? file.readahead.onRead(info)
                                              : file.readahead.onHit(info);
         if (const std::uint32_t learning = file.learningReads.load(std::memory_order_relaxed);

@@ -40,7 +40,10 @@ struct ObjectState {
         std::uint64_t handle = 0;
         bool writable = false;
     };
-    std::vector<OpenHandle> handles;    // every open's handle (guarded by the target's mutex)
+    std::vector<OpenHandle> handles; // every open's handle (guarded by the target's mutex)
+    // handles.size(), read without that mutex: readahead gives a file's only reader a larger
+    // share of the cache's room.
+    std::atomic<std::uint32_t> opens{0};
     std::atomic<std::uint64_t> size{0}; // bytes, as far as this client knows
     // Set when a lock on the object is cancelled: from then on nothing protects `size` (another
     // client may truncate it), so the next read asks the targets and takes their answer, as

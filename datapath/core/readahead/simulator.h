@@ -3,6 +3,12 @@
 // marks pages read ahead until someone reads them, and readers that do what the client engine
 // will do on each read (look up, ask FileReadahead, fetch the plan, report discards). For tests
 // and benches; it allocates freely, the engine does not.
+//
+// Time, when an RPC latency is given: a clock in steps, one step per page a read copies out.
+// Pages an RPC brings land `rpcLatency` steps after it was sent; until then they sit in the cache
+// locked (they take room, reclaim passes them over) and a reader that reaches one waits for it,
+// as does a read that misses (its own RPC). Steps waited are `stallSteps`: a readahead that is
+// not far enough ahead for the latency shows there, while pages read and discards look the same.
 
 #include "core/readahead/readahead.h"
 
@@ -24,22 +30,37 @@ struct SimStats {
     std::uint64_t skipped = 0;           // pages a plan named that were cached already
     std::uint64_t discarded = 0;         // readahead pages evicted before anyone read them
     std::uint64_t rpcs = 0;
+    std::uint64_t steps = 0;      // the clock at the end (with an RPC latency)
+    std::uint64_t stallSteps = 0; // steps readers waited for pages in flight or missing
+    // Sampled at every read (with an RPC latency): pages read ahead and not read yet (in flight
+    // or landed), mount-wide, summed over the reads; its mean is the pipeline's depth.
+    std::uint64_t aheadPagesSum = 0;
 
     double hitRatio() const { return pagesRead == 0 ? 0.0 : double(cachedPages) / pagesRead; }
     double discardRatio() const
     {
         return readaheadInserted == 0 ? 0.0 : double(discarded) / readaheadInserted;
     }
+    double meanAheadPages() const { return reads == 0 ? 0.0 : double(aheadPagesSum) / reads; }
 };
 
-// LRU over (file, page); capacity 0 is unlimited. Reads move a page to the front.
+// LRU over (file, page); capacity 0 is unlimited. Reads move a page to the front. Policy `lru`
+// evicts the page touched longest ago; `keepReadahead` evicts the page read longest ago and a
+// page read ahead (unread) only when no other is left, as the client's S3-FIFO does (a page read
+// once leaves from its probation FIFO; one read ahead and unread is promoted instead).
 class CacheModel {
 public:
-    explicit CacheModel(std::uint64_t capacity) : m_capacity(capacity) {}
+    enum class Policy { lru, keepReadahead };
+
+    explicit CacheModel(std::uint64_t capacity, Policy policy = Policy::lru)
+        : m_capacity(capacity), m_policy(policy)
+    {
+    }
 
     struct Lookup {
         bool cached = false;
-        bool readahead = false; // was read ahead and not read before (mark now cleared)
+        bool readahead = false;    // was read ahead and not read before (mark now cleared)
+        std::uint64_t landsAt = 0; // in flight until this step (0: landed)
     };
     Lookup read(std::uint32_t file, PageIndex page)
     {
@@ -47,33 +68,50 @@ public:
         if (it == m_index.end()) {
             return {};
         }
-        Lookup result{true, it->second->readahead};
-        if (it->second->readahead) {
-            it->second->readahead = false;
+        const auto entry = it->second;
+        Lookup result{true, entry->readahead, entry->landsAt};
+        entry->touched = ++m_tick;
+        if (entry->readahead) {
+            entry->readahead = false;
             --m_unusedReadahead;
+            m_used.splice(m_used.begin(), m_ahead, entry);
+        } else {
+            m_used.splice(m_used.begin(), m_used, entry);
         }
-        m_lru.splice(m_lru.begin(), m_lru, it->second);
         return result;
     }
     bool contains(std::uint32_t file, PageIndex page) const
     {
         return m_index.count(key(file, page)) != 0;
     }
-    // Inserts a page; returns how many unread readahead pages were evicted to make room.
-    std::uint64_t insert(std::uint32_t file, PageIndex page, bool readahead)
+    // Inserts a page (in flight until step `landsAt`, if later than `now`); returns how many
+    // unread readahead pages were evicted to make room. Pages in flight are not evicted.
+    std::uint64_t insert(std::uint32_t file, PageIndex page, bool readahead,
+                         std::uint64_t landsAt = 0, std::uint64_t now = 0)
     {
         std::uint64_t discarded = 0;
-        while (m_capacity != 0 && m_lru.size() >= m_capacity) {
-            const Entry &victim = m_lru.back();
-            if (victim.readahead) {
+        while (m_capacity != 0 && size() >= m_capacity) {
+            const auto used = oldestLanded(m_used, now);
+            const auto ahead = oldestLanded(m_ahead, now);
+            const bool fromAhead = ahead != m_ahead.end() &&
+                                   (used == m_used.end() ||
+                                    (m_policy == Policy::lru && ahead->touched < used->touched));
+            if (!fromAhead && used == m_used.end()) {
+                break; // everything is in flight
+            }
+            if (fromAhead) {
                 ++discarded;
                 --m_unusedReadahead;
+                m_index.erase(ahead->key);
+                m_ahead.erase(ahead);
+            } else {
+                m_index.erase(used->key);
+                m_used.erase(used);
             }
-            m_index.erase(victim.key);
-            m_lru.pop_back();
         }
-        m_lru.push_front({key(file, page), readahead});
-        m_index.emplace(key(file, page), m_lru.begin());
+        std::list<Entry> &list = readahead ? m_ahead : m_used;
+        list.push_front({key(file, page), readahead, landsAt > now ? landsAt : 0, ++m_tick});
+        m_index.emplace(key(file, page), list.begin());
         m_unusedReadahead += readahead ? 1 : 0;
         return discarded;
     }
@@ -88,29 +126,58 @@ private:
     struct Entry {
         std::uint64_t key;
         bool readahead;
+        std::uint64_t landsAt = 0; // in flight until then (locked: reclaim passes it over)
+        std::uint64_t touched = 0; // when last inserted or read
     };
     static std::uint64_t key(std::uint32_t file, PageIndex page)
     {
         return (std::uint64_t{file} << 40) | page;
     }
+    std::uint64_t size() const { return m_used.size() + m_ahead.size(); }
+    // The entry nearest the back that is not in flight, or end().
+    static std::list<Entry>::iterator oldestLanded(std::list<Entry> &list, std::uint64_t now)
+    {
+        for (auto it = list.end(); it != list.begin();) {
+            --it;
+            if (it->landsAt <= now) {
+                return it;
+            }
+        }
+        return list.end();
+    }
 
     std::uint64_t m_capacity;
-    std::list<Entry> m_lru;
+    Policy m_policy;
+    std::uint64_t m_tick = 0;
+    std::list<Entry> m_used;  // read, or fetched by a read: newest first
+    std::list<Entry> m_ahead; // read ahead and not read yet: newest first
     std::unordered_map<std::uint64_t, std::list<Entry>::iterator> m_index;
     std::uint64_t m_unusedReadahead = 0;
 };
 
 class Simulator {
 public:
-    Simulator(ReadaheadMount &mount, std::uint64_t cachePages, std::uint32_t maxPagesPerRpc)
-        : m_mount(&mount), m_cache(cachePages), m_maxPagesPerRpc(maxPagesPerRpc)
+    // `rpcLatency` 0: pages land as they are asked for (no time); otherwise see the top. The
+    // cache keeps readahead over pages read (keepReadahead), as the client's does.
+    // `rpcBoundaryPages`: ReadInfo::rpcBoundaryPages of every read (the client's stripe).
+    Simulator(ReadaheadMount &mount, std::uint64_t cachePages, std::uint32_t maxPagesPerRpc,
+              std::uint64_t rpcLatency = 0, std::uint64_t rpcBoundaryPages = 0)
+        : m_mount(&mount), m_cache(cachePages, CacheModel::Policy::keepReadahead),
+          m_maxPagesPerRpc(maxPagesPerRpc), m_rpcLatency(rpcLatency),
+          m_rpcBoundaryPages(rpcBoundaryPages)
     {
     }
 
     // A reader is one open file description (own readahead state) of file `file`.
     std::size_t addReader(std::uint32_t file, std::uint64_t fileSize)
     {
-        m_readers.push_back({file, fileSize, std::make_unique<FileReadahead>(*m_mount)});
+        bool shared = false;
+        for (Reader &other : m_readers) {
+            if (other.file == file) {
+                other.otherReaders = shared = true;
+            }
+        }
+        m_readers.push_back({file, fileSize, std::make_unique<FileReadahead>(*m_mount), shared});
         return m_readers.size() - 1;
     }
 
@@ -128,15 +195,30 @@ public:
         info.length = length;
         info.fileSize = r.fileSize;
         info.maxPagesPerRpc = m_maxPagesPerRpc;
+        info.rpcBoundaryPages = m_rpcBoundaryPages;
+        info.otherReaders = r.otherReaders;
         m_missing.clear();
+        std::uint64_t waitUntil = 0;
         for (PageIndex page = first; page < end; ++page) {
             const auto lookup = m_cache.read(r.file, page);
             if (lookup.cached) {
                 ++m_stats.cachedPages;
                 info.readaheadHits += lookup.readahead ? 1 : 0;
+                waitUntil = std::max(waitUntil, lookup.landsAt);
             } else {
                 m_missing.push_back(page);
             }
+        }
+        if (m_rpcLatency != 0) {
+            if (!m_missing.empty()) {
+                waitUntil = std::max(waitUntil, m_clock + m_rpcLatency); // its own RPC
+            }
+            if (waitUntil > m_clock) {
+                m_stats.stallSteps += waitUntil - m_clock;
+                m_clock = waitUntil;
+            }
+            m_clock += end > first ? end - first : 0; // copying the read out
+            m_stats.aheadPagesSum += m_cache.unusedReadahead();
         }
         info.missingPages = m_missing.size();
         info.cacheRoom = m_cache.room();
@@ -159,7 +241,9 @@ public:
                 if (m_cache.contains(r.file, page)) {
                     ++skipped;
                 } else {
-                    discarded += m_cache.insert(r.file, page, true);
+                    discarded +=
+                        m_cache.insert(r.file, page, true,
+                                       m_rpcLatency != 0 ? m_clock + m_rpcLatency : 0, m_clock);
                     ++m_stats.readaheadInserted;
                 }
             }
@@ -171,6 +255,7 @@ public:
         if (discarded != 0) {
             m_mount->onDiscarded(discarded);
         }
+        m_stats.steps = m_clock;
         return m_ranges;
     }
 
@@ -183,11 +268,15 @@ private:
         std::uint32_t file;
         std::uint64_t fileSize;
         std::unique_ptr<FileReadahead> readahead;
+        bool otherReaders = false; // the file has other readers (ReadInfo::otherReaders)
     };
 
     ReadaheadMount *m_mount;
     CacheModel m_cache;
     std::uint32_t m_maxPagesPerRpc;
+    std::uint64_t m_rpcLatency;
+    std::uint64_t m_rpcBoundaryPages;
+    std::uint64_t m_clock = 0;
     std::vector<Reader> m_readers;
     std::vector<PageIndex> m_missing;
     std::vector<PageRange> m_ranges;

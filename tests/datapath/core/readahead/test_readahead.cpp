@@ -439,20 +439,29 @@ private slots:
         QCOMPARE(f.pressureCap(), 640u); // 512 issued, then grown back by a quarter
     }
 
-    void aLoneSequentialStreamTakesHalfTheRoom()
+    void aLoneSequentialStreamTakesMostOfTheRoom()
     {
-        // The only readahead unread on the mount is this stream's own: half of room + unread
-        // (a quarter gave nothing here, and 1 rank x 4097 B under pressure windows of 88 pages).
-        ReadaheadMount mount(config(64, 64, 0));
-        FileReadahead f(mount);
+        // The only readahead unread on the mount is this stream's own. The file's only reader
+        // takes 7/8 of room + unread (with half, 1 rank x 4097 B under pressure read at 0.64-0.79
+        // of unpressured); with other readers of the file (ranks sharing it) half, as before (a
+        // quarter gave nothing here, and 1 rank x 4097 B under pressure windows of 88 pages).
+        for (const bool others : {false, true}) {
+            ReadaheadMount mount(config(64, 64, 0));
+            FileReadahead f(mount);
+            ReadInfo read;
+            read.length = kMiB;
+            read.fileSize = kGiB;
+            read.otherReaders = others;
+            QCOMPARE(f.onRead(read).pages(), 1024u); // pages 256..1279, marker 256
+            read.offset = kMiB;                      // the marker; 768 pages ahead of this read
+            read.cacheRoom = 1500;
+            read.unreadPages = 1024;
+            const std::uint64_t share = others ? (1500u + 1024u) / 2 : (1500u + 1024u) / 8 * 7;
+            QCOMPARE(f.onRead(read).pages(), share - 1024u);
+        }
         ReadInfo read;
         read.length = kMiB;
         read.fileSize = kGiB;
-        QCOMPARE(f.onRead(read).pages(), 1024u); // pages 256..1279, marker 256
-        read.offset = kMiB;                      // the marker; 768 pages ahead of this read
-        read.cacheRoom = 3000;
-        read.unreadPages = 1024;
-        QCOMPARE(f.onRead(read).pages(), (3000u + 1024u) / 2 - 1024u);
 
         // Another stream's readahead is unread too: a quarter, nothing left.
         ReadaheadMount shared(config(64, 64, 0));
@@ -465,6 +474,41 @@ private slots:
         read.cacheRoom = 3000;
         read.unreadPages = 2048;
         QVERIFY(g.onRead(read).empty());
+    }
+
+    void aWindowHeldByTheRoomEndsAtAnRpcBoundary()
+    {
+        // 1 MiB stripes (256 pages): a window the room cuts short ends at a stripe's end, so it
+        // goes in whole RPCs, and the marker sits where the reader has freed room for the next
+        // whole one. Room short of the next boundary, with enough ahead: nothing now, ask again
+        // later (not a piece of an RPC).
+        ReadaheadMount mount(config(64, 64, 0));
+        FileReadahead f(mount);
+        ReadInfo read;
+        read.length = kMiB;
+        read.fileSize = kGiB;
+        read.rpcBoundaryPages = 256;
+        QCOMPARE(f.onRead(read).pages(), 1024u); // pages 256..1279: no room signal, no cut
+        read.offset = kMiB;                      // the marker
+        read.cacheRoom = 1500;
+        read.unreadPages = 1024;
+        // The room allows (1500 + 1024) / 8 * 7 - 1024 = 1181 pages: 1280..2460, cut at 2304.
+        auto plan = f.onRead(read);
+        QCOMPARE(plan.pages(), 1024u);
+        QCOMPARE(plan.next()->first, 1280u);
+        QCOMPARE(f.readaheadEnd(), 2304u);
+        // 157 pages of room left: the next stripe needs 99 more, read from page 512 on.
+        QCOMPARE(f.marker(), 512u + 99u);
+        const std::uint64_t inUse = mount.pagesInUse();
+
+        read.offset = 611 * kPageSize; // at the marker
+        read.length = kPageSize;
+        read.unreadPages = 2304 - 612; // its own, ahead of the read
+        read.cacheRoom = 500;          // (500 + 1692) / 8 * 7 - 1692 = 226 pages: short of 2560
+        QVERIFY(f.onRead(read).empty());
+        QCOMPARE(mount.pagesInUse(), inUse); // nothing reserved
+        QCOMPARE(f.marker(), 612u + (2560u - 2304u - 226u));
+        QCOMPARE(f.readaheadEnd(), 2304u);
     }
 
     void discardsShrinkNoFurtherThanAnRpcsWorth()
