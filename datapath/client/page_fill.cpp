@@ -91,8 +91,12 @@ void FillPool::submit(PageFill &fill, Osc &osc, std::uint64_t handle, std::strin
         fill.m_demandStatus = {};
         return;
     }
-    std::sort(fill.pages.begin(), fill.pages.end(),
-              [](const PageRef &a, const PageRef &b) { return a.index() < b.index(); });
+    // Pages come in index order (a read's own, then its readahead after them), unless readahead
+    // planned pages before the read's: sort only then (the sort was 0.5 % of ior-easy's client).
+    const auto byIndex = [](const PageRef &a, const PageRef &b) { return a.index() < b.index(); };
+    if (!std::is_sorted(fill.pages.begin(), fill.pages.end(), byIndex)) {
+        std::sort(fill.pages.begin(), fill.pages.end(), byIndex);
+    }
     fill.m_job.assign(job);
     fill.m_lock = lock.share();
     fill.m_cookie = lock.handle();
