@@ -24,8 +24,8 @@ constexpr std::uint64_t kLoneStreamShare = 2;
 // keeping but what is ahead of it, so it may hold 7/8 of the room (the rest: slack for the
 // pages it reads while a window comes). With half, a window of a quarter of the cache went out
 // as the reader entered the one before and the reader waited for each: `pressure` 1 rank x
-// 4097 B, a 3 MB cache, 0.65-0.84 of unpressured, 0.73-0.88 with 7/8 in the same alternating
-// pairs (load 10-12), discards <= 0.05 % (test_readahead_pipeline models it).
+// 4097 B, a 3 MB cache, 0.65-0.84 of unpressured, 0.73-1.07 with 7/8 in the same alternating
+// pairs (six, load 4-12), discards <= 0.09 % (test_readahead_pipeline models it).
 constexpr std::uint64_t kOnlyReaderShareNumerator = 7;
 constexpr std::uint64_t kOnlyReaderShareDivisor = 8;
 // Under pressure, a stride window reaches at most this share of the cache past the read: the
