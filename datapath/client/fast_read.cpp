@@ -18,11 +18,11 @@ struct FastReadContext {
     std::uint64_t epoch = 0;
     std::uint64_t size = 0; // the file's known size when last looked at
     // The stripe of the last read: file bytes [stripeBegin, stripeEnd) are object bytes from
-    // objectBegin on `target`. Empty at first.
+    // objectBegin in object `key`. Empty at first.
     std::uint64_t stripeBegin = 1;
     std::uint64_t stripeEnd = 0;
     std::uint64_t objectBegin = 0;
-    std::uint32_t target = 0;
+    core::ObjectKey key{}; // the stripe's object (file.keys[target], kept: one chain fewer)
     // The thread's job, its tag and its job_stats counters: looked up when the job changes,
     // checked only when the job id's version moves.
     JobIds::Version jobVersion;
@@ -128,7 +128,7 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
         context.stripeBegin = offset - within;
         context.stripeEnd = context.stripeBegin + layout.stripeSize;
         context.objectBegin = piece.objectOffset - within;
-        context.target = piece.target;
+        context.key = file.keys[piece.target];
     }
     const std::uint64_t objectOffset = context.objectBegin + (offset - context.stripeBegin);
     // A read that continues in the page the previous one ended in is not a new reference.
@@ -146,7 +146,7 @@ bool fastRead(Engine &engine, FileData &file, std::uint64_t offset, std::span<st
         context.jobVersion = version;
     }
     const std::size_t got =
-        engine.cache.readCached(file.keys[context.target], objectOffset, out, context.tag,
+        engine.cache.readCached(context.key, objectOffset, out, context.tag,
                                 continues ? objectOffset + 1 : cache::kNoPosition, &context.page);
     if (got != out.size()) {
         return false;
