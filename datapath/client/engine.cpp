@@ -526,22 +526,27 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
         info.fileSize = fileSize;
         info.maxPagesPerRpc = std::numeric_limits<std::uint32_t>::max(); // fills cut the RPCs
         info.missingPages = missing;
-        // LU-13312: the room readahead may use is what is neither dirty nor read ahead and
-        // still unread; what is unread counts in flight (the budget) and in the cache.
-        const std::uint64_t unread = readahead.pagesInUse() + cache.readaheadUnreadPages();
-        const std::uint64_t held = cache.dirtyPages() + unread;
-        const std::uint64_t limit = cache.limitPages();
-        info.cacheRoom = limit > held ? limit - held : 0;
-        info.unreadPages = unread;
-        // Windows held by the room end where an RPC ends anyway: a stripe's end (the next
-        // stripe is another target's) or max_pages_per_rpc.
-        const std::uint64_t rpcPages = targets[0]->osc->maxPagesPerRpc();
-        info.otherReaders = file.objects[0]->opens.load(std::memory_order_relaxed) > 1;
-        info.rpcBoundaryPages =
-            layout.targets > 1 ? std::min<std::uint64_t>(layout.stripeSize / kPageSize, rpcPages)
-                               : rpcPages;
-        plan = missing != 0 || touchesMarker ? file.readahead.onRead(info)
-                                             : file.readahead.onHit(info);
+        // A hit only moves the pattern on, unless it starts a stride: count the room only
+        // when a plan follows (a hit with fast_read=0 paid for it on every read).
+        const bool miss = missing != 0 || touchesMarker;
+        if (miss || file.readahead.hitStartsStride(info)) {
+            // LU-13312: the room readahead may use is what is neither dirty nor read ahead and
+            // still unread; what is unread counts in flight (the budget) and in the cache.
+            const std::uint64_t unread = readahead.pagesInUse() + cache.readaheadUnreadPages();
+            const std::uint64_t held = cache.dirtyPages() + unread;
+            const std::uint64_t limit = cache.limitPages();
+            info.cacheRoom = limit > held ? limit - held : 0;
+            info.unreadPages = unread;
+            // Windows held by the room end where an RPC ends anyway: a stripe's end (the next
+            // stripe is another target's) or max_pages_per_rpc.
+            const std::uint64_t rpcPages = targets[0]->osc->maxPagesPerRpc();
+            info.otherReaders = file.objects[0]->opens.load(std::memory_order_relaxed) > 1;
+            info.rpcBoundaryPages =
+                layout.targets > 1
+                    ? std::min<std::uint64_t>(layout.stripeSize / kPageSize, rpcPages)
+                    : rpcPages;
+            plan = miss ? file.readahead.onRead(info) : file.readahead.startStride(info);
+        }
         if (const std::uint32_t learning = file.learningReads.load(std::memory_order_relaxed);
             learning != 0) {
             file.learningReads.store(learning - 1, std::memory_order_relaxed);

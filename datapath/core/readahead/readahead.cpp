@@ -334,10 +334,10 @@ FileReadahead::Access FileReadahead::observe(const ReadInfo &read, PageIndex fir
     return {firstRead, sequential};
 }
 
-ReadaheadPlan FileReadahead::onHit(const ReadInfo &read) noexcept
+bool FileReadahead::hitStartsStride(const ReadInfo &read) noexcept
 {
     if (read.length == 0 || read.fileSize == 0) {
-        return {};
+        return false;
     }
     const PageIndex first = read.offset >> kPageShift;
     const PageIndex end = ((read.offset + read.length - 1) >> kPageShift) + 1;
@@ -347,7 +347,7 @@ ReadaheadPlan FileReadahead::onHit(const ReadInfo &read) noexcept
     const Access access = observe(read, first, end, false);
     if (access.sequential || m_mode == Mode::stride || m_mode == Mode::whole ||
         m_strideMatches < kStrideTrust) {
-        return {};
+        return false;
     }
     // This hit makes the stride trusted: its windows start now, ahead of the reader, rather than
     // at its next miss (ior-hard, 3 ranks x 1 MiB+1: each rank's first reads hit the first rank's
@@ -356,15 +356,23 @@ ReadaheadPlan FileReadahead::onHit(const ReadInfo &read) noexcept
     // the stream read ahead (ior-hard's rank 0, whose first read at offset 0 looked sequential):
     // a sequential reader whose slow-path hits look strided (stripe crossings between fast-path
     // hits) has its next "chunk" inside its window and keeps it.
-    const std::uint64_t nextChunk = read.offset + m_strideBytes;
-    if (m_mode == Mode::sequential && nextChunk < m_raEnd * kPageSize) {
-        return {};
-    }
+    return !(m_mode == Mode::sequential && read.offset + m_strideBytes < m_raEnd * kPageSize);
+}
+
+ReadaheadPlan FileReadahead::startStride(const ReadInfo &read) noexcept
+{
+    const PageIndex first = read.offset >> kPageShift;
+    const PageIndex end = ((read.offset + read.length - 1) >> kPageShift) + 1;
     const Limits lim = limits(read, end - first);
     resetWindow();
     m_mode = Mode::stride;
-    m_nextChunk = nextChunk;
+    m_nextChunk = read.offset + m_strideBytes;
     return planStride(read, initialWindow(end - first, lim.window), lim, true);
+}
+
+ReadaheadPlan FileReadahead::onHit(const ReadInfo &read) noexcept
+{
+    return hitStartsStride(read) ? startStride(read) : ReadaheadPlan{};
 }
 
 ReadaheadPlan FileReadahead::onRead(const ReadInfo &read) noexcept

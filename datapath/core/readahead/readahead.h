@@ -217,6 +217,11 @@ public:
     // it trusted for a reader without a window; otherwise nothing. Counts nothing (the caller
     // counted the hit).
     ReadaheadPlan onHit(const ReadInfo &read) noexcept;
+    // onHit in two steps, so a caller counts the cache's room only when a plan follows:
+    // hitStartsStride moves the pattern on (offset, length, fileSize are all it reads) and says
+    // whether this hit starts a stride; then startStride plans its first window.
+    bool hitStartsStride(const ReadInfo &read) noexcept;
+    ReadaheadPlan startStride(const ReadInfo &read) noexcept;
 
     // Forgets the access pattern (truncate, lock cancelled, file reopened).
     void reset() noexcept;
