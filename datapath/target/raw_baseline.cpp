@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <csignal>
 #include <cstring>
 
 namespace lutra::target {
@@ -176,6 +177,12 @@ void RawBaseline::acceptLoop()
 
 void RawBaseline::serve(int fd)
 {
+    // sendfile has no MSG_NOSIGNAL: a client gone mid-object raises SIGPIPE in this thread,
+    // which would end the whole process. Blocked here, the send fails with EPIPE instead.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     unsigned char request[16];
     if (readFully(fd, request, sizeof request)) {
         const std::uint32_t op = request[0] | (request[1] << 8) | (request[2] << 16) |

@@ -714,6 +714,51 @@ private slots:
         QCOMPARE(server->bulkPut(*exposed, sourceSegments, 1, noWait()).code(), Errc::unavailable);
     }
 
+    // A peer that closes while file puts are being sent: sendfile has no MSG_NOSIGNAL, so the
+    // sending I/O thread meets SIGPIPE, whose default would end this whole process (a
+    // lutra-target whose client died mid-read). The puts fail, the connection goes, the process
+    // stays.
+    void peerClosesMidFilePut()
+    {
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(server && client);
+        const std::uint64_t maxBulk = client->limits().maxBulkSize;
+        char path[] = "/tmp/lutra-conformance-XXXXXX";
+        const int fd = ::mkstemp(path);
+        QVERIFY(fd >= 0);
+        ::unlink(path);
+        const auto closeFile = qScopeGuard([fd] { ::close(fd); });
+        constexpr int kPuts = 8; // far more than a socket's buffers hold
+        QCOMPARE(::ftruncate(fd, static_cast<off_t>(maxBulk * kPuts)), 0);
+        std::vector<std::byte> destination(maxBulk);
+        auto region = m_client->registerMemory(destination.data(), destination.size());
+        QVERIFY(region.ok());
+        auto exposed = client->exposeBulk(segmentsOf(destination, region->id), BulkAccess::putInto);
+        QVERIFY(exposed.ok());
+        auto remote = BulkDescriptor::fromBytes(exposed->view());
+        QVERIFY(remote.ok());
+        int accepted = 0;
+        for (int i = 0; i < kPuts; ++i) {
+            const Status started = server->bulkPutFile(*remote, {fd, i * maxBulk, maxBulk}, 200 + i,
+                                                       deadlineIn(kWait));
+            if (started.code() == Errc::unimplemented) {
+                break; // a transport without file puts: nothing is sent from a file
+            }
+            QVERIFY2(started.ok(), started.message().c_str());
+            ++accepted;
+        }
+        client->close();
+        QVERIFY(m_serverHandler.waitFor([&] { return m_serverHandler.disconnects.size() == 1; }));
+        QVERIFY(m_serverHandler.waitFor(
+            [&] { return m_serverHandler.bulkDone.size() == std::size_t(accepted); }));
+        // Still serving: a new connection works.
+        const auto again = connectPair(m_serverHandler, m_clientHandler);
+        QVERIFY(again.first && again.second);
+        QVERIFY(again.second->send(bytes("still up"), deadlineIn(kWait)).ok());
+    }
+
     void peerProcessKilled()
     {
         // In-process transports have no peer process: the peer is a transport of its own,

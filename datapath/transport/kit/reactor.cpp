@@ -4,12 +4,14 @@
 
 #include "transport/kit/errno_text.h"
 
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <csignal>
 #include <future>
 
 namespace lutra::transport::kit {
@@ -180,6 +182,13 @@ void Reactor::runPosted() noexcept
 
 void Reactor::run() noexcept
 {
+    // A peer gone mid-sendfile (a zero-copy bulk put) raises SIGPIPE in the sending thread, as
+    // sendfile has no MSG_NOSIGNAL, and SIGPIPE's default ends the process (lutra-target): blocked
+    // on the I/O thread, the send fails with EPIPE and only that connection is lost.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     std::array<epoll_event, kEpollBatch> events{};
     bool readyLeft = false;
     while (!m_stop.load()) {

@@ -5,6 +5,7 @@
 #include "raw_client.h"
 #include "target/raw_baseline.h"
 
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -40,6 +41,10 @@ private slots:
         std::ofstream out(m_root.filePath("dir/obj").toStdString(), std::ios::binary);
         out.write(m_bytes.data(), static_cast<std::streamsize>(m_bytes.size()));
         QVERIFY(out.good());
+        // Sparse and far larger than a socket's buffers: a send is still going on when a client
+        // leaves.
+        QFile big(m_root.filePath("dir/big"));
+        QVERIFY(big.open(QIODevice::WriteOnly) && big.resize(qint64{64} << 20));
     }
 
     void sendsTheObjectsBytes()
@@ -70,6 +75,28 @@ private slots:
         std::vector<char> got(4096);
         QVERIFY(connection->receiveAll(got.data(), got.size()).ok());
         QVERIFY(std::equal(got.begin(), got.end(), m_bytes.begin()));
+    }
+
+    // A client that leaves in the middle of an object (lutra-bench's timed streams do) costs
+    // that connection only: sendfile's SIGPIPE would have ended this whole process.
+    void aClientGoneMidObjectLeavesTheBaselineServing()
+    {
+        auto baseline = RawBaseline::start("tcp://127.0.0.1:0", m_root.path().toStdString());
+        QVERIFY(baseline.ok());
+        for (int i = 0; i < 4; ++i) {
+            auto leaving = RawConnection::open((*baseline)->uri());
+            QVERIFY(leaving.ok());
+            QVERIFY(leaving->requestObject("dir/big", std::uint64_t{64} << 20).ok());
+            std::vector<char> some(1000);
+            QVERIFY(leaving->receiveAll(some.data(), some.size()).ok());
+        } // closed with most of the object unsent
+        auto connection = RawConnection::open((*baseline)->uri());
+        QVERIFY(connection.ok());
+        auto length = connection->requestObject("dir/obj", 1 << 20);
+        QVERIFY2(length.ok(), length.status().message().c_str());
+        std::vector<char> got(*length);
+        QVERIFY(connection->receiveAll(got.data(), got.size()).ok());
+        QVERIFY(got == m_bytes);
     }
 
     void refusesWhatItCannotServe_data()
