@@ -69,9 +69,10 @@ private slots:
         QCOMPARE(report["params"].toObject()["transport"].toString(), QString("tcp"));
         verifyPositive(report["results"].toObject(),
                        {"small_rpc_per_s", "raw_echo_per_s", "bulk_read_MBps", "raw_tcp_MBps",
-                        "bulk_read_async_MBps"});
-        verifyPositive(report["ratios"].toObject(), {"vs_raw_tcp", "small_rpc_vs_raw_echo",
-                                                     "async_vs_threads", "async_vs_raw_tcp"});
+                        "raw_tcp_memory_MBps", "bulk_read_async_MBps"});
+        verifyPositive(report["ratios"].toObject(),
+                       {"vs_raw_tcp", "vs_raw_tcp_memory", "small_rpc_vs_raw_echo",
+                        "async_vs_threads", "async_vs_raw_tcp"});
     }
 
     void commitMode()

@@ -195,8 +195,9 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
                      {"bulk_bytes", chunk},
                      {"object_mb", objectBytes >> 20},
                      {"rounds_are", "bulk reads over conns connections, over one, and raw TCP "
-                                    "with as many streams as threads (verbs: and ib_write_bw), "
-                                    "alternating their order; "
+                                    "with as many streams as threads, of the same object "
+                                    "(sendfile from the target's page cache) and from memory "
+                                    "(verbs: and ib_write_bw), alternating their order; "
                                     "MBps and ratios are medians"},
                      {"small_message", "ping (24-byte header + job id) vs 64-byte raw echo"}};
     if (rpcSession.connections() != rpc.conns) {
@@ -270,28 +271,56 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
                            return std::uint64_t{*got};
                        });
     };
-    // Raw TCP between the same two processes: one stream per thread, into the same buffers.
-    const auto rawStreams = [&]() -> Result<Measurement> {
-        std::vector<RawConnection> streams;
-        for (unsigned t = 0; t < rpc.threads; ++t) {
+    // Raw TCP between the same two processes, one stream per thread into the same buffers: of
+    // the object lutra reads, sent with sendfile from the target's page cache (what a plain file
+    // server does best with the same data; each thread streams the whole object again and again),
+    // or from a memory buffer (the network alone).
+    const auto rawStreams = [&](bool fromObject) -> Result<Measurement> {
+        std::vector<std::optional<RawConnection>> streams(rpc.threads);
+        std::vector<std::uint64_t> left(rpc.threads, 0);
+        const auto openStream = [&](unsigned t) -> Status {
             auto connection = RawConnection::open(rawUri);
             if (!connection) {
                 return connection.status();
             }
-            if (auto status =
-                    connection->request(target::RawBaseline::source, std::uint64_t{1} << 50);
-                !status) {
+            if (!fromObject) {
+                left[t] = std::uint64_t{1} << 50;
+                auto status = connection->request(target::RawBaseline::source, left[t]);
+                streams[t].emplace(std::move(connection).value());
                 return status;
             }
-            streams.push_back(std::move(connection).value());
+            auto length = connection->requestObject(std::string(create.path), objectBytes);
+            if (!length) {
+                return length.status();
+            }
+            if (*length != objectBytes) {
+                return Status(Errc::failed_precondition,
+                              "raw baseline: " + std::string(create.path) + " has " +
+                                  std::to_string(*length) + " bytes, not " +
+                                  std::to_string(objectBytes));
+            }
+            left[t] = objectBytes;
+            streams[t].emplace(std::move(connection).value());
+            return {};
+        };
+        for (unsigned t = 0; t < rpc.threads; ++t) {
+            if (auto status = openStream(t); !status) {
+                return status;
+            }
         }
         return measure(
             rpc.threads, options.durationSeconds, [&](unsigned t) -> Result<std::uint64_t> {
+                if (left[t] == 0) {
+                    if (auto status = openStream(t); !status) {
+                        return status;
+                    }
+                }
                 if (auto status =
-                        streams[t].receiveAll(buffers.get() + std::size_t{chunk} * t, chunk);
+                        streams[t]->receiveAll(buffers.get() + std::size_t{chunk} * t, chunk);
                     !status) {
                     return status;
                 }
+                left[t] -= chunk;
                 return std::uint64_t{chunk};
             });
     };
@@ -308,21 +337,23 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     perftest.qps = static_cast<unsigned>(rpcSession.connections());
     perftest.iterations = std::max(4u, static_cast<unsigned>((64u << 20) / chunk / perftest.qps));
 
-    enum Side { lutraSide, singleSide, rawSide, ibSide };
+    enum Side { lutraSide, singleSide, rawSide, rawMemorySide, ibSide };
     std::vector<Side> sides{lutraSide};
     if (single) {
         sides.push_back(singleSide);
     }
     if (!rawUri.empty()) {
         sides.push_back(rawSide);
+        sides.push_back(rawMemorySide);
     }
     if (ibBaseline) {
         sides.push_back(ibSide);
     }
-    std::vector<double> lutraMBps, singleMBps, rawMBps, vsRaw, vsSingle, ibMBps, vsIb;
+    std::vector<double> lutraMBps, singleMBps, rawMBps, vsRaw, rawMemoryMBps, vsRawMemory, vsSingle,
+        ibMBps, vsIb;
     nlohmann::json rounds = nlohmann::json::array();
     for (unsigned round = 0; round < rpc.rounds; ++round) {
-        double mbps[4] = {0, 0, 0, 0};
+        double mbps[5] = {0, 0, 0, 0, 0};
         for (std::size_t i = 0; i < sides.size(); ++i) {
             const Side side = sides[(i + round) % sides.size()]; // each side leads in turn
             Measurement measured;
@@ -334,19 +365,22 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
                 mbps[ibSide] = *miBps * 1.048576; // perftest's MB is MiB
                 continue;
             }
-            if (side == rawSide) {
-                auto raw = rawStreams();
-                if (!raw) {
-                    return raw.status().withContext("raw stream");
+            const bool raw = side == rawSide || side == rawMemorySide;
+            if (raw) {
+                auto streamed = rawStreams(side == rawSide);
+                if (!streamed) {
+                    return streamed.status().withContext(side == rawSide ? "raw object stream"
+                                                                         : "raw memory stream");
                 }
-                measured = *raw;
+                measured = *streamed;
             } else {
                 measured = side == lutraSide ? readWith(rpcSession, handle, false)
                                              : readWith(*single, singleHandle, false);
             }
             if (!measured.firstError.ok()) {
-                return measured.firstError.withContext(side == rawSide ? "raw stream"
-                                                                       : "bulk read");
+                return measured.firstError.withContext(side == rawSide         ? "raw object stream"
+                                                       : side == rawMemorySide ? "raw memory stream"
+                                                                               : "bulk read");
             }
             mbps[side] = measured.megabytesPerSecond();
         }
@@ -363,6 +397,10 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
             vsRaw.push_back(mbps[lutraSide] / mbps[rawSide]);
             entry["raw_tcp_MBps"] = rounded(mbps[rawSide]);
             entry["vs_raw_tcp"] = rounded(vsRaw.back());
+            rawMemoryMBps.push_back(mbps[rawMemorySide]);
+            vsRawMemory.push_back(mbps[lutraSide] / mbps[rawMemorySide]);
+            entry["raw_tcp_memory_MBps"] = rounded(mbps[rawMemorySide]);
+            entry["vs_raw_tcp_memory"] = rounded(vsRawMemory.back());
         }
         if (ibBaseline) {
             ibMBps.push_back(mbps[ibSide]);
@@ -447,6 +485,8 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     report.results["raw_echo_per_s"] = rounded(echoes.perSecond());
     report.results["raw_tcp_MBps"] = rounded(rawTcp);
     report.ratios["vs_raw_tcp"] = rounded(median(vsRaw));
+    report.results["raw_tcp_memory_MBps"] = rounded(median(rawMemoryMBps));
+    report.ratios["vs_raw_tcp_memory"] = rounded(median(vsRawMemory));
     report.ratios["async_vs_raw_tcp"] = rounded(async.megabytesPerSecond() / rawTcp);
     report.ratios["small_rpc_vs_raw_echo"] = rounded(pings.perSecond() / echoes.perSecond());
     return report;
