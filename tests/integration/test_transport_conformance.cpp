@@ -157,6 +157,17 @@ private:
 };
 
 // Pages of a buffer as segments: 4 KiB each while that fits kMaxBulkSegments, else larger.
+// A file of its own for file puts, already unlinked (gone when closed); -1 on failure.
+int unlinkedTempFile()
+{
+    char path[] = "/tmp/lutra-conformance-XXXXXX";
+    const int fd = ::mkstemp(path);
+    if (fd >= 0) {
+        ::unlink(path);
+    }
+    return fd;
+}
+
 std::vector<Segment> segmentsOf(std::span<std::byte> buffer, std::uint64_t region)
 {
     const std::size_t piece =
@@ -540,10 +551,8 @@ private slots:
         const ConnectionPtr client = ends.second;
         QVERIFY(client);
         const std::uint64_t maxBulk = client->limits().maxBulkSize;
-        char path[] = "/tmp/lutra-conformance-XXXXXX";
-        const int fd = ::mkstemp(path);
+        const int fd = unlinkedTempFile();
         QVERIFY(fd >= 0);
-        ::unlink(path);
         const auto closeFile = qScopeGuard([fd] { ::close(fd); });
         std::vector<std::byte> content(maxBulk + 12345);
         fillPattern(content, 3);
@@ -725,10 +734,8 @@ private slots:
         const ConnectionPtr client = ends.second;
         QVERIFY(server && client);
         const std::uint64_t maxBulk = client->limits().maxBulkSize;
-        char path[] = "/tmp/lutra-conformance-XXXXXX";
-        const int fd = ::mkstemp(path);
+        const int fd = unlinkedTempFile();
         QVERIFY(fd >= 0);
-        ::unlink(path);
         const auto closeFile = qScopeGuard([fd] { ::close(fd); });
         constexpr int kPuts = 8; // far more than a socket's buffers hold
         QCOMPARE(::ftruncate(fd, static_cast<off_t>(maxBulk * kPuts)), 0);
