@@ -47,11 +47,6 @@ std::size_t pageSlot(std::size_t objectHash, PageIndex index)
     return static_cast<std::size_t>((objectHash >> 32) + index);
 }
 
-bool holds(Page &page, const ObjectKey &key, PageIndex index) noexcept
-{
-    return page.holds(key, index);
-}
-
 void setKey(Page &page, const ObjectKey &key, PageIndex index) noexcept
 {
     std::atomic_ref<PageIndex>(page.index).store(index, std::memory_order_relaxed);
@@ -292,7 +287,7 @@ struct alignas(64) PageCache::Shard {
     {
         for (Page *p = live().bucket(objectHash(key), index).load(std::memory_order_relaxed);
              p != nullptr; p = p->hashNext.load(std::memory_order_relaxed)) {
-            if (holds(*p, key, index)) {
+            if (p->holds(key, index)) {
                 return p;
             }
         }
@@ -312,7 +307,7 @@ struct alignas(64) PageCache::Shard {
                 std::shared_lock lock(mutex);
                 return find(key, index);
             }
-            if (holds(*p, key, index)) {
+            if (p->holds(key, index)) {
                 return p;
             }
             p = p->hashNext.load(std::memory_order_acquire);
@@ -923,7 +918,7 @@ std::size_t PageCache::readCachedLookup(ObjectKey key, std::uint64_t offset,
         const std::uint64_t pos = offset + copied;
         const PageIndex index = pos >> kPageShift;
         Page *page = copied == 0 && hint != nullptr && hint->page != nullptr &&
-                             holds(*hint->page, key, index)
+                             hint->page->holds(key, index)
                          ? hint->page
                          : shardOfKey().findLockFree(key, index, hash);
         if (page == nullptr) {
@@ -935,7 +930,7 @@ std::size_t PageCache::readCachedLookup(ObjectKey key, std::uint64_t offset,
         const std::uint64_t seen = page->state.load(std::memory_order_acquire);
         if ((seen & (Page::kLocked | Page::kUptodate | Page::kCached)) !=
                 (Page::kUptodate | Page::kCached) ||
-            !holds(*page, key, index)) {
+            !page->holds(key, index)) {
             break;
         }
         const std::size_t inPage = pos & (kPageSize - 1);
