@@ -1,5 +1,7 @@
 #include "target/raw_baseline.h"
 
+#include "protocol/little_endian.h"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -49,22 +51,6 @@ bool writeFully(int fd, const void *data, std::size_t size)
         size -= static_cast<std::size_t>(sent);
     }
     return true;
-}
-
-void storeLe64(unsigned char *p, std::uint64_t value)
-{
-    for (int i = 0; i < 8; ++i) {
-        p[i] = static_cast<unsigned char>(value >> (8 * i));
-    }
-}
-
-std::uint64_t loadLe64(const unsigned char *p)
-{
-    std::uint64_t value = 0;
-    for (int i = 7; i >= 0; --i) {
-        value = (value << 8) | p[i];
-    }
-    return value;
 }
 
 } // namespace
@@ -183,11 +169,10 @@ void RawBaseline::serve(int fd)
     sigemptyset(&pipe);
     sigaddset(&pipe, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-    unsigned char request[16];
+    std::byte request[16];
     if (readFully(fd, request, sizeof request)) {
-        const std::uint32_t op = request[0] | (request[1] << 8) | (request[2] << 16) |
-                                 (static_cast<std::uint32_t>(request[3]) << 24);
-        std::uint64_t size = loadLe64(request + 8);
+        const auto op = protocol::loadLe<std::uint32_t>(request);
+        auto size = protocol::loadLe<std::uint64_t>(request + 8);
         std::vector<char> buffer(1 << 20);
         if (op == sink) {
             bool ok = true;
@@ -208,9 +193,7 @@ void RawBaseline::serve(int fd)
                 size -= chunk;
             }
         } else if (op == object) {
-            const std::uint32_t nameLength = request[4] | (request[5] << 8) | (request[6] << 16) |
-                                             (static_cast<std::uint32_t>(request[7]) << 24);
-            sendObject(fd, nameLength, size);
+            sendObject(fd, protocol::loadLe<std::uint32_t>(request + 4), size);
         } else if (op == echo && size > 0 && size <= kMaxEchoSize) {
             while (readFully(fd, buffer.data(), size) && writeFully(fd, buffer.data(), size)) {
             }
@@ -224,12 +207,9 @@ void RawBaseline::serve(int fd)
 void RawBaseline::sendObject(int fd, std::uint32_t nameLength, std::uint64_t size)
 {
     const auto refuse = [fd](const std::string &message) {
-        unsigned char header[12];
-        storeLe64(header, kObjectError);
-        const auto length = static_cast<std::uint32_t>(message.size());
-        for (int i = 0; i < 4; ++i) {
-            header[8 + i] = static_cast<unsigned char>(length >> (8 * i));
-        }
+        std::byte header[12];
+        protocol::storeLe<std::uint64_t>(header, kObjectError);
+        protocol::storeLe<std::uint32_t>(header + 8, static_cast<std::uint32_t>(message.size()));
         if (writeFully(fd, header, sizeof header)) {
             writeFully(fd, message.data(), message.size());
         }
@@ -258,8 +238,8 @@ void RawBaseline::sendObject(int fd, std::uint32_t nameLength, std::uint64_t siz
         return;
     }
     const std::uint64_t length = std::min(size, attr->size);
-    unsigned char header[8];
-    storeLe64(header, length);
+    std::byte header[8];
+    protocol::storeLe<std::uint64_t>(header, length);
     if (!writeFully(fd, header, sizeof header)) {
         return;
     }

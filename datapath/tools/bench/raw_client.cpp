@@ -1,5 +1,6 @@
 #include "raw_client.h"
 
+#include "protocol/little_endian.h"
 #include "target/raw_baseline.h"
 
 #include <netdb.h>
@@ -55,53 +56,42 @@ RawConnection::~RawConnection()
 
 Status RawConnection::request(std::uint32_t op, std::uint64_t size)
 {
-    unsigned char header[16] = {};
-    for (int i = 0; i < 4; ++i) {
-        header[i] = static_cast<unsigned char>(op >> (8 * i));
-    }
-    for (int i = 0; i < 8; ++i) {
-        header[8 + i] = static_cast<unsigned char>(size >> (8 * i));
-    }
+    return sendRequest(op, 0, size);
+}
+
+Status RawConnection::sendRequest(std::uint32_t op, std::uint32_t word, std::uint64_t size)
+{
+    std::byte header[16];
+    protocol::storeLe<std::uint32_t>(header, op);
+    protocol::storeLe<std::uint32_t>(header + 4, word);
+    protocol::storeLe<std::uint64_t>(header + 8, size);
     return sendAll(header, sizeof header);
 }
 
 Result<std::uint64_t> RawConnection::requestObject(const std::string &name, std::uint64_t size)
 {
-    unsigned char header[16] = {};
-    const auto op = std::uint32_t{target::RawBaseline::object};
-    const auto nameLength = static_cast<std::uint32_t>(name.size());
-    for (int i = 0; i < 4; ++i) {
-        header[i] = static_cast<unsigned char>(op >> (8 * i));
-        header[4 + i] = static_cast<unsigned char>(nameLength >> (8 * i));
-    }
-    for (int i = 0; i < 8; ++i) {
-        header[8 + i] = static_cast<unsigned char>(size >> (8 * i));
-    }
-    if (auto status = sendAll(header, sizeof header); !status) {
+    if (auto status =
+            sendRequest(target::RawBaseline::object, static_cast<std::uint32_t>(name.size()), size);
+        !status) {
         return status;
     }
     if (auto status = sendAll(name.data(), name.size()); !status) {
         return status;
     }
-    unsigned char answer[8];
+    std::byte answer[8];
     if (auto status = receiveAll(answer, sizeof answer); !status) {
         return status;
     }
-    std::uint64_t length = 0;
-    for (int i = 7; i >= 0; --i) {
-        length = (length << 8) | answer[i];
-    }
+    const auto length = protocol::loadLe<std::uint64_t>(answer);
     if (length != target::RawBaseline::kObjectError) {
         return length;
     }
-    unsigned char messageLength[4];
+    std::byte messageLength[4];
     if (auto status = receiveAll(messageLength, sizeof messageLength); !status) {
         return status;
     }
-    const std::uint32_t count = messageLength[0] | (messageLength[1] << 8) |
-                                (messageLength[2] << 16) |
-                                (static_cast<std::uint32_t>(messageLength[3]) << 24);
-    std::string message(std::min<std::uint32_t>(count, 4096), '\0');
+    std::string message(
+        std::min<std::uint32_t>(protocol::loadLe<std::uint32_t>(messageLength), 4096), '\0');
     if (auto status = receiveAll(message.data(), message.size()); !status) {
         return status;
     }

@@ -26,6 +26,9 @@ public:
 
 private:
     explicit RawConnection(int fd) : m_fd(fd) {}
+    // The 16-byte little-endian request header: u32 op, u32 word (op 4: the name's length),
+    // u64 size.
+    Status sendRequest(std::uint32_t op, std::uint32_t word, std::uint64_t size);
     int m_fd = -1;
 };
 
