@@ -49,6 +49,13 @@ PageIndex pageCeil(std::uint64_t bytes) noexcept
     return (bytes + kPageSize - 1) >> kPageShift;
 }
 
+// The page after a read's last (its first page for an empty read).
+PageIndex endPage(const ReadInfo &read) noexcept
+{
+    return read.length == 0 ? read.offset >> kPageShift
+                            : ((read.offset + read.length - 1) >> kPageShift) + 1;
+}
+
 } // namespace
 
 std::uint64_t initialWindow(std::uint64_t readPages, std::uint64_t maxPages) noexcept
@@ -340,7 +347,7 @@ bool FileReadahead::hitStartsStride(const ReadInfo &read) noexcept
         return false;
     }
     const PageIndex first = read.offset >> kPageShift;
-    const PageIndex end = ((read.offset + read.length - 1) >> kPageShift) + 1;
+    const PageIndex end = endPage(read);
     if (!m_seen) {
         m_seenPressure = m_mount->pressureEvents();
     }
@@ -362,7 +369,7 @@ bool FileReadahead::hitStartsStride(const ReadInfo &read) noexcept
 ReadaheadPlan FileReadahead::startStride(const ReadInfo &read) noexcept
 {
     const PageIndex first = read.offset >> kPageShift;
-    const PageIndex end = ((read.offset + read.length - 1) >> kPageShift) + 1;
+    const PageIndex end = endPage(read);
     const Limits lim = limits(read, end - first);
     resetWindow();
     m_mode = Mode::stride;
@@ -378,8 +385,7 @@ ReadaheadPlan FileReadahead::onHit(const ReadInfo &read) noexcept
 ReadaheadPlan FileReadahead::onRead(const ReadInfo &read) noexcept
 {
     const PageIndex first = read.offset >> kPageShift;
-    const PageIndex end =
-        read.length == 0 ? first : ((read.offset + read.length - 1) >> kPageShift) + 1;
+    const PageIndex end = endPage(read);
     account(read, first, end);
     if (read.length == 0) {
         return {};

@@ -214,8 +214,8 @@ public:
     // A read that found all its pages and did not touch the marker (the engine plans nothing
     // for it, as Linux's filemap_read): the access pattern goes on through it, so a stride is
     // recognised from hits too. Returns the stride's first window (async) when this read makes
-    // it trusted for a reader without a window; otherwise nothing. Counts nothing (the caller
-    // counted the hit).
+    // it trusted, for a reader without a window or a sequential one whose next chunk lies past
+    // its window; otherwise nothing. Counts nothing (the caller counted the hit).
     ReadaheadPlan onHit(const ReadInfo &read) noexcept;
     // onHit in two steps, so a caller counts the cache's room only when a plan follows:
     // hitStartsStride moves the pattern on (offset, length, fileSize are all it reads) and says
