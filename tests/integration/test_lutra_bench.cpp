@@ -216,9 +216,12 @@ private slots:
         int exitCode = 0;
         const auto report = runBench({"--json", "ior-easy", "--file-mb", "4"}, &exitCode);
         QCOMPARE(exitCode, 0);
-        verifyClientReport(report, "ior-easy", {"vs_raw_tcp", "vs_raw_tcp_memory", "ra_hit_ratio"});
+        verifyClientReport(
+            report, "ior-easy",
+            {"vs_raw_tcp", "vs_raw_tcp_memory", "vs_raw_tcp_caching", "ra_hit_ratio"});
         verifyPositive(report["results"].toObject(),
-                       {"write_MBps", "read_MBps", "raw_tcp_MBps", "raw_tcp_memory_MBps"});
+                       {"write_MBps", "read_MBps", "raw_tcp_MBps", "raw_tcp_memory_MBps",
+                        "raw_tcp_caching_MBps"});
     }
 
     void iorHardMode()

@@ -1,12 +1,11 @@
 // lutra-bench ior-easy, ior-hard and pressure: IOR's two standard workloads through the client
 // library, write then cold read, with read_ahead_stats deltas of the read phase.
 #include "bench_ior_cluster.h"
+#include "bench_ior_raw.h"
 #include "bench_loop.h"
 #include "bench_modes.h"
 #include "client/layout.h"
 #include "core/types.h"
-#include "raw_client.h"
-#include "target/raw_baseline.h"
 
 #include <algorithm>
 #include <atomic>
@@ -25,11 +24,6 @@ double megabytesPerSecond(std::uint64_t bytes, double seconds)
 }
 
 // ---- ior-easy ----------------------------------------------------------------------------------
-
-std::string easyPath(unsigned thread)
-{
-    return "ior-easy." + std::to_string(thread);
-}
 
 Status easyWrite(client::Mount &mount, const IorEasyBenchOptions &ior, unsigned thread)
 {
@@ -50,81 +44,6 @@ Status easyRead(client::Mount &mount, const IorEasyBenchOptions &ior, unsigned t
         return status;
     }
     return (*file)->close();
-}
-
-// Raw TCP streaming from the targets' baseline endpoints, thread t from target t % targets: the
-// network alone, from a memory buffer (no file data).
-Result<double> rawMemoryStream(const std::vector<std::string> &rawUris,
-                               const IorEasyBenchOptions &ior, const LoopOptions &loop)
-{
-    const std::uint64_t fileBytes = std::uint64_t{ior.fileMb} << 20;
-    const std::size_t transfer = std::size_t{ior.transferKb} * 1024;
-    return runPhase(ior.threads, loop, [&](unsigned t) -> Status {
-        auto connection = RawConnection::open(rawUris[t % rawUris.size()]);
-        if (!connection) {
-            return connection.status();
-        }
-        if (auto status = connection->request(target::RawBaseline::source, fileBytes); !status) {
-            return status;
-        }
-        std::vector<std::byte> buffer(transfer);
-        for (std::uint64_t done = 0; done < fileBytes; done += transfer) {
-            const auto length =
-                static_cast<std::size_t>(std::min<std::uint64_t>(transfer, fileBytes - done));
-            if (auto status = connection->receiveAll(buffer.data(), length); !status) {
-                return status;
-            }
-        }
-        return {};
-    });
-}
-
-// The best a plain TCP file server does with the same data: thread t opens a connection to every
-// target, each sends its object of t's file from the target's page cache with sendfile, and the
-// thread receives the file's bytes in file order (stripe by stripe, as the layout places them)
-// into its transfer buffer, as lutra's reader gets them.
-Result<double> rawObjectStream(const std::vector<std::string> &rawUris,
-                               const IorEasyBenchOptions &ior, std::uint64_t stripeSize,
-                               const LoopOptions &loop)
-{
-    const std::uint64_t fileBytes = std::uint64_t{ior.fileMb} << 20;
-    const std::size_t transfer = std::size_t{ior.transferKb} * 1024;
-    const client::StripeLayout layout{static_cast<std::uint32_t>(rawUris.size()), stripeSize};
-    return runPhase(ior.threads, loop, [&](unsigned t) -> Status {
-        std::vector<RawConnection> connections;
-        for (std::uint32_t k = 0; k < layout.targets; ++k) {
-            auto connection = RawConnection::open(rawUris[k]);
-            if (!connection) {
-                return connection.status();
-            }
-            const std::uint64_t expected = layout.objectSizeFor(k, fileBytes);
-            auto length = connection->requestObject(easyPath(t), expected);
-            if (!length) {
-                return length.status();
-            }
-            if (*length != expected) {
-                return Status(Errc::failed_precondition,
-                              "raw baseline " + rawUris[k] + ": object " + easyPath(t) + " has " +
-                                  std::to_string(*length) + " bytes, not " +
-                                  std::to_string(expected));
-            }
-            connections.push_back(std::move(connection).value());
-        }
-        std::vector<std::byte> buffer(transfer);
-        for (std::uint64_t done = 0; done < fileBytes; done += transfer) {
-            const std::uint64_t length = std::min<std::uint64_t>(transfer, fileBytes - done);
-            for (std::uint64_t at = 0; at < length;) {
-                const auto piece = layout.pieceAt(done + at, length - at);
-                if (auto status = connections[piece.target].receiveAll(
-                        buffer.data() + at, static_cast<std::size_t>(piece.length));
-                    !status) {
-                    return status;
-                }
-                at += piece.length;
-            }
-        }
-        return {};
-    });
 }
 
 // ---- ior-hard ----------------------------------------------------------------------------------
@@ -427,7 +346,11 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
                     "thread's file from the target's page cache (sendfile), received in file "
                     "order into the transfer buffer: the same bytes and cache state"},
         {"raw_tcp_memory", "per thread one connection sending from a memory buffer: the network "
-                           "alone, no file data"}};
+                           "alone, no file data"},
+        {"raw_tcp_caching", "raw_tcp received into cache memory (a page per file page) a readahead "
+                            "window (max_read_ahead_per_file_mb) ahead of the reader, crc32c per "
+                            "page on arrival when checksums are on, then copied out: the least "
+                            "any caching client does for these reads"}};
     const auto setConns = [&](unsigned conns) -> Status {
         const params::Assignment assignment{"osc.*.conns_per_target", std::to_string(conns)};
         auto result = c.registry().set({&assignment, 1}, "lutra-bench");
@@ -441,6 +364,19 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
     // A --loop workload (the demo, the console's tests) runs with the tunables admins set: it
     // sets none and reads only as they are, without the one-connection and raw TCP sides.
     const bool compare = !loop.enabled;
+    std::unique_ptr<CachingClientFloor> cachingFloor;
+    std::uint64_t readaheadBytes = 0;
+    if (compare && !c.rawUris().empty()) {
+        const std::string name =
+            "llite." + std::string(BenchCluster::kFsName) + ".max_read_ahead_per_file_mb";
+        auto perFile = c.registry().get(name);
+        if (!perFile || perFile->empty()) {
+            return Status(Errc::not_found, name + " is not published");
+        }
+        readaheadBytes = std::stoull(perFile->front().value) << 20;
+        cachingFloor =
+            std::make_unique<CachingClientFloor>(ior.threads, std::uint64_t{ior.fileMb} << 20);
+    }
     const auto iteration = [&]() -> Status {
         if (compare) {
             if (auto status = setConns(ior.conns); !status) {
@@ -456,7 +392,7 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         if (!written) {
             return written.status().withContext("write phase");
         }
-        enum Side { connsSide, oneSide, rawSide, rawMemorySide };
+        enum Side { connsSide, oneSide, rawSide, rawMemorySide, rawCachingSide };
         std::vector<Side> sides{connsSide};
         const bool withOne = compare && ior.conns > 1;
         const bool withRaw = compare && !c.rawUris().empty();
@@ -466,22 +402,28 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         if (withRaw) {
             sides.push_back(rawSide);
             sides.push_back(rawMemorySide);
+            sides.push_back(rawCachingSide);
         }
         PhaseStats stats;
-        std::vector<double> readMBps, oneMBps, rawMBps, rawMemoryMBps, vsRaw, vsRawMemory, vsOne;
+        std::vector<double> readMBps, oneMBps, rawMBps, rawMemoryMBps, rawCachingMBps, vsRaw,
+            vsRawMemory, vsRawCaching, vsOne;
         nlohmann::json rounds = nlohmann::json::array();
         for (unsigned round = 0; round < ior.rounds; ++round) {
-            double mbps[4] = {0, 0, 0, 0};
+            double mbps[5] = {0, 0, 0, 0, 0};
             for (std::size_t i = 0; i < sides.size(); ++i) {
                 const Side side = sides[(i + round) % sides.size()]; // each side leads in turn
-                if (side == rawSide || side == rawMemorySide) {
+                if (side == rawSide || side == rawMemorySide || side == rawCachingSide) {
                     auto raw = side == rawSide
                                    ? rawObjectStream(c.rawUris(), ior, c.stripeSize(), loop)
-                                   : rawMemoryStream(c.rawUris(), ior, loop);
+                               : side == rawMemorySide
+                                   ? rawMemoryStream(c.rawUris(), ior, loop)
+                                   : cachingFloor->run(c.rawUris(), ior, c.stripeSize(),
+                                                       readaheadBytes, ior.checksums, loop);
                     if (!raw) {
-                        return raw.status().withContext(side == rawSide
-                                                            ? "raw TCP stream of the objects"
-                                                            : "raw TCP stream from memory");
+                        return raw.status().withContext(
+                            side == rawSide         ? "raw TCP stream of the objects"
+                            : side == rawMemorySide ? "raw TCP stream from memory"
+                                                    : "raw TCP stream into cache memory");
                     }
                     mbps[side] = megabytesPerSecond(totalBytes, *raw);
                     continue;
@@ -517,6 +459,10 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
                 vsRawMemory.push_back(mbps[connsSide] / mbps[rawMemorySide]);
                 entry["raw_tcp_memory_MBps"] = rounded(mbps[rawMemorySide]);
                 entry["vs_raw_tcp_memory"] = rounded(vsRawMemory.back());
+                rawCachingMBps.push_back(mbps[rawCachingSide]);
+                vsRawCaching.push_back(mbps[connsSide] / mbps[rawCachingSide]);
+                entry["raw_tcp_caching_MBps"] = rounded(mbps[rawCachingSide]);
+                entry["vs_raw_tcp_caching"] = rounded(vsRawCaching.back());
             }
             rounds.push_back(entry);
         }
@@ -544,6 +490,8 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         report.ratios["vs_raw_tcp"] = rounded(median(vsRaw));
         report.results["raw_tcp_memory_MBps"] = rounded(median(rawMemoryMBps));
         report.ratios["vs_raw_tcp_memory"] = rounded(median(vsRawMemory));
+        report.results["raw_tcp_caching_MBps"] = rounded(median(rawCachingMBps));
+        report.ratios["vs_raw_tcp_caching"] = rounded(median(vsRawCaching));
         return {};
     };
     if (auto status = repeatWorkload(c, iteration); !status) {
