@@ -36,6 +36,10 @@ struct RpcSession::Slot {
     std::vector<std::byte> replyBuffer;
     std::vector<std::uint32_t> crcs; // one per page of the largest bulk
     std::vector<Segment> segments;   // the caller's segments cut to the transfer length
+    // A checksummed read whose data the transport sums as it arrives (into crcs): the reply is
+    // checked against those, and summedBytes must be the bytes it says were read.
+    bool summedOnArrival = false;
+    std::uint64_t summedBytes = 0;
 
     // An asynchronous bulk RPC: the slot is its whole state. Whoever moves it from `waiting` to
     // `idle` under `mutex` (reply, deadline, disconnect, failed send) completes it.
@@ -61,6 +65,8 @@ struct RpcSession::Lane {
     std::unique_ptr<Slot[]> slots;           // m_slotsPerLane, allocated once
     std::atomic<std::uint32_t> slotCount{0}; // usable slots, published when complete
     std::atomic<bool> lost{false};           // its connection is gone (set before slots fail)
+    // The transport sums read data on arrival (exposeBulkSummed), until it answers unimplemented.
+    std::atomic<bool> arrivalSums{true};
     // Under m_freeMutex.
     std::vector<std::uint32_t> freeSlots; // a stack: reused slots stay warm in cache
     std::uint64_t bytesInFlight = 0;      // bulk bytes of the slots taken
@@ -902,8 +908,20 @@ Status RpcSession::startBulk(std::uint32_t index, Opcode opcode, std::uint64_t h
         return std::string(protocol::opcodeName(opcode)) + " handle " + std::to_string(handle) +
                " offset " + std::to_string(offset);
     };
-    auto descriptor = lane.connection->exposeBulk(
-        slot.segments, isRead ? transport::BulkAccess::putInto : transport::BulkAccess::getFrom);
+    // A checksummed read's data is summed by the transport as it arrives, while in cache, where
+    // it can (tcp); otherwise (verbs: the NIC writes it) the reply's check reads it back.
+    const bool summed = isRead && checksums && lane.arrivalSums.load(std::memory_order_relaxed);
+    const transport::ArrivalSums sums{slot.crcs.data(), &slot.summedBytes,
+                                      static_cast<std::uint32_t>(protocol::kPageSize)};
+    auto descriptor = summed ? lane.connection->exposeBulkSummed(slot.segments, sums)
+                             : lane.connection->exposeBulk(slot.segments,
+                                                           isRead ? transport::BulkAccess::putInto
+                                                                  : transport::BulkAccess::getFrom);
+    slot.summedOnArrival = summed && descriptor.ok();
+    if (summed && descriptor.status().code() == Errc::unimplemented) {
+        lane.arrivalSums.store(false, std::memory_order_relaxed);
+        descriptor = lane.connection->exposeBulk(slot.segments, transport::BulkAccess::putInto);
+    }
     if (!descriptor.ok()) {
         return descriptor.status().withContext(where());
     }
@@ -1057,9 +1075,17 @@ Result<std::uint32_t> RpcSession::decodeBulkReply(Slot &slot, std::span<const st
             read->pageCrcs.size() != pagesOf(read->bytesRead)) {
             return Status(Errc::protocol_error, where() + ": the reply carries no page checksums");
         }
-        // The data was put before the reply was delivered, so it is in place now.
+        // The data was put before the reply was delivered, so it is in place now (and summed,
+        // when the transport summed it as it arrived).
         const std::span<std::uint32_t> received = std::span(slot.crcs).first(read->pageCrcs.size());
-        pageCrcs(slot.segments, read->bytesRead, received);
+        if (!slot.summedOnArrival) {
+            pageCrcs(slot.segments, read->bytesRead, received);
+        } else if (slot.summedBytes != read->bytesRead) {
+            m_checksumErrors.fetch_add(1, std::memory_order_relaxed);
+            return Status(Errc::io_error, where() + ": " + std::to_string(slot.summedBytes) +
+                                              " bytes of data arrived for a reply of " +
+                                              std::to_string(read->bytesRead));
+        }
         for (std::size_t page = 0; page < received.size(); ++page) {
             if (received[page] != read->pageCrcs[page]) {
                 m_checksumErrors.fetch_add(1, std::memory_order_relaxed);

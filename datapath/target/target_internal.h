@@ -48,6 +48,8 @@ struct Session : std::enable_shared_from_this<Session> {
     std::unordered_set<LockHandle> locks;
     // The transport answered bulkPutFile with unimplemented: read into the buffer from now on.
     std::atomic<bool> noFileBulk{false};
+    // The transport answered bulkPutFileThenSend with unimplemented: reply after onBulkDone.
+    std::atomic<bool> noReplyBehindFile{false};
 
     // kFeatureMultiConnection. A client's first connection holds its export (handles, locks
     // above) and the cookie its further connections present to join it; a joined connection
@@ -163,9 +165,15 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
                    const Status &status);
     // Waits for the worker's bulk operation; the transport reports it through onBulkDone.
     Status waitBulk(Worker &worker);
-    Result<protocol::ReadReply>
-    readZeroCopy(Worker &worker, Session &session, const OpenObject &object, std::uint64_t offset,
-                 std::uint64_t bytes, const transport::BulkDescriptor &descriptor, bool sums);
+    // A read served from the object's page cache with bulkPutFile. `replied`: the reply went
+    // right behind the data (bulkPutFileThenSend), nothing is left to send.
+    struct ZeroCopyRead {
+        protocol::ReadReply reply;
+        bool replied = false;
+    };
+    Result<ZeroCopyRead> readZeroCopy(Worker &worker, Session &session, const OpenObject &object,
+                                      std::uint64_t xid, std::uint64_t offset, std::uint64_t bytes,
+                                      const transport::BulkDescriptor &descriptor, bool sums);
     // The region of the worker's first `bytes` of bulk buffer (0: unregistered, if that failed).
     std::uint64_t bulkRegion(Worker &worker, std::size_t bytes);
     std::shared_ptr<Session> findSession(ClientId id);

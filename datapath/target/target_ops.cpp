@@ -175,15 +175,16 @@ Status zeroCopyPageCrcs(Worker &worker, const OpenObject &object, const FileMapp
 
 // A read served with bulkPutFile: the transport sends straight from the object's page cache.
 // Pages of the range not in the page cache are read in first, here (makeResident), so the
-// transport's I/O thread never waits for the disk. With checksums, this thread computes the page
-// CRCs while the transport sends (zeroCopyPageCrcs); a write racing the read makes the client see
-// a checksum mismatch, never unchecked data. unimplemented: the transport has no file puts
-// (nothing was sent).
-Result<ReadReply> TargetServer::Impl::readZeroCopy(Worker &worker, Session &session,
-                                                   const OpenObject &object, std::uint64_t offset,
-                                                   std::uint64_t bytes,
-                                                   const transport::BulkDescriptor &descriptor,
-                                                   bool sums)
+// transport's I/O thread never waits for the disk. Where the transport can (tcp), the reply goes
+// right behind the data (bulkPutFileThenSend): the client has it as soon as the last byte is in,
+// without waking this thread and the I/O thread again; with checksums the page CRCs are then
+// summed before the send. Otherwise this thread sums while the transport sends and replies after
+// onBulkDone. Either way a write racing the read makes the client see a checksum mismatch, never
+// unchecked data. unimplemented: the transport has no file puts (nothing was sent).
+Result<TargetServer::Impl::ZeroCopyRead>
+TargetServer::Impl::readZeroCopy(Worker &worker, Session &session, const OpenObject &object,
+                                 std::uint64_t xid, std::uint64_t offset, std::uint64_t bytes,
+                                 const transport::BulkDescriptor &descriptor, bool sums)
 {
     auto attr = object.handle.stat();
     if (!attr) {
@@ -193,13 +194,14 @@ Result<ReadReply> TargetServer::Impl::readZeroCopy(Worker &worker, Session &sess
         return Status(Errc::unimplemented, "a directory is no file to send"); // pread says why
     }
     const std::uint64_t length = offset >= attr->size ? 0 : std::min(bytes, attr->size - offset);
-    ReadReply reply;
+    ZeroCopyRead read;
+    ReadReply &reply = read.reply;
     reply.bytesRead = static_cast<std::uint32_t>(length);
     if (sums) {
         reply.flags = kBulkChecksums;
     }
     if (length == 0) {
-        return reply;
+        return read;
     }
     // Without a mapping (mmap failed) the send may still read the disk, as it always did.
     auto covered = object.mapping.cover(object.handle.fd(), offset + length);
@@ -209,9 +211,39 @@ Result<ReadReply> TargetServer::Impl::readZeroCopy(Worker &worker, Session &sess
             Residency::filled) {
         coldZeroCopyReads.fetch_add(1, std::memory_order_relaxed);
     }
-    Status put =
-        session.connection->bulkPutFile(descriptor, {object.handle.fd(), offset, length},
-                                        worker.index, transport::deadlineIn(kBulkDeadline));
+    const transport::FileRange file{object.handle.fd(), offset, length};
+    const std::size_t pages = (length + kPageSize - 1) / kPageSize;
+    if (!session.noReplyBehindFile) {
+        if (sums) {
+            if (auto crcs = zeroCopyPageCrcs(worker, object, mapping.get(), offset, length);
+                !crcs) {
+                return crcs;
+            }
+            reply.pageCrcs = Crc32List({worker.crcs.data(), pages});
+        }
+        auto size = encode(Message{xid, {}, reply}, {worker.reply.get(), kMaxMessageSize});
+        if (!size) {
+            return size.status().withContext("read reply");
+        }
+        Status put = session.connection->bulkPutFileThenSend(
+            descriptor, file, {worker.reply.get(), *size}, worker.index,
+            transport::deadlineIn(kBulkDeadline));
+        if (put.code() != Errc::unimplemented) {
+            if (put) {
+                // The put uses the fd until onBulkDone; the reply is on its way unless it failed.
+                put = waitBulk(worker);
+            }
+            if (!put) {
+                return put.withContext("read " + object.handle.name());
+            }
+            zeroCopyReads.fetch_add(1, std::memory_order_relaxed);
+            read.replied = true;
+            return read;
+        }
+        session.noReplyBehindFile = true;
+    }
+    Status put = session.connection->bulkPutFile(descriptor, file, worker.index,
+                                                 transport::deadlineIn(kBulkDeadline));
     if (!put) {
         if (put.code() == Errc::unimplemented) {
             return put;
@@ -231,10 +263,10 @@ Result<ReadReply> TargetServer::Impl::readZeroCopy(Worker &worker, Session &sess
         return crcs;
     }
     if (sums) {
-        reply.pageCrcs = Crc32List({worker.crcs.data(), (length + kPageSize - 1) / kPageSize});
+        reply.pageCrcs = Crc32List({worker.crcs.data(), pages});
     }
     zeroCopyReads.fetch_add(1, std::memory_order_relaxed);
-    return reply;
+    return read;
 }
 
 void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
@@ -498,15 +530,18 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 const bool sums = (body.io.flags & kBulkChecksums) != 0 &&
                                   (session.features & kFeatureChecksums) != 0;
                 if (zeroCopyRead && !session.noFileBulk) {
-                    auto sent = readZeroCopy(worker, session, *object, body.io.offset, bytes,
-                                             *descriptor, sums);
+                    auto sent = readZeroCopy(worker, session, *object, request.xid, body.io.offset,
+                                             bytes, *descriptor, sums);
                     if (sent || sent.status().code() != Errc::unimplemented) {
                         if (!sent) {
                             return sent.status();
                         }
                         jobStats.sample(job, JobStats::read_bytes,
-                                        static_cast<std::int64_t>(sent->bytesRead));
-                        return *sent;
+                                        static_cast<std::int64_t>(sent->reply.bytesRead));
+                        if (sent->replied) {
+                            return Status{};
+                        }
+                        return sent->reply;
                     }
                     session.noFileBulk = true; // this transport reads into memory
                 }

@@ -84,6 +84,7 @@ bool TcpConnection::pushTxLocked(const FrameHeader &header, const iovec *payload
     entry.fileOffset = file != nullptr ? file->offset : 0;
     entry.fileEnd = false;
     entry.fileError = 0;
+    entry.afterFilePut = false;
     ++m_txCount;
     wakeWriterLocked();
     return true;
@@ -111,6 +112,22 @@ Status TcpConnection::send(std::span<const std::byte> message, Deadline deadline
 Result<BulkDescriptor> TcpConnection::exposeBulk(std::span<const Segment> segments,
                                                  BulkAccess access) noexcept
 {
+    return expose(segments, access, {});
+}
+
+Result<BulkDescriptor> TcpConnection::exposeBulkSummed(std::span<const Segment> segments,
+                                                       const ArrivalSums &sums) noexcept
+{
+    if (sums.pageCrcs == nullptr || sums.pageBytes == 0 || sums.pageBytes > (1u << 30)) {
+        return Status(Errc::invalid_argument,
+                      "arrival sums need a crc array and a page size of 1 byte to 1 GiB");
+    }
+    return expose(segments, BulkAccess::putInto, sums);
+}
+
+Result<BulkDescriptor> TcpConnection::expose(std::span<const Segment> segments, BulkAccess access,
+                                             const ArrivalSums &sums) noexcept
+{
     const auto total = kit::bulkBytes(segments);
     if (!total.ok()) {
         return total.status();
@@ -124,6 +141,10 @@ Result<BulkDescriptor> TcpConnection::exposeBulk(std::span<const Segment> segmen
     exposure.access = access;
     exposure.count = static_cast<std::uint32_t>(segments.size());
     exposure.total = *total;
+    exposure.sums = sums;
+    if (sums.summedBytes != nullptr) {
+        *sums.summedBytes = 0;
+    }
     for (std::size_t i = 0; i < segments.size(); ++i) {
         exposure.iov[i] = {segments[i].address, segments[i].length};
     }
@@ -202,6 +223,64 @@ Status TcpConnection::bulkPutFile(const BulkDescriptor &remote, const FileRange 
     return startBulk(remote, {}, &file, tag, deadline, false);
 }
 
+Status TcpConnection::bulkPutFileThenSend(const BulkDescriptor &remote, const FileRange &file,
+                                          std::span<const std::byte> message, std::uint64_t tag,
+                                          Deadline deadline) noexcept
+{
+    return startFilePut(remote, file, message, tag, deadline);
+}
+
+// The put and its message enter the ring together, so nothing comes between them: the I/O thread
+// writes the message right after the file's last byte, in the same wake-up.
+Status TcpConnection::startFilePut(const BulkDescriptor &remote, const FileRange &file,
+                                   std::span<const std::byte> message, std::uint64_t tag,
+                                   Deadline deadline) noexcept
+{
+    auto wire = kit::readDescriptor<WireDescriptor>(remote, BulkAccess::putInto, "tcp");
+    if (!wire.ok()) {
+        return wire.status();
+    }
+    if (file.fd < 0 || file.length == 0) {
+        return {Errc::invalid_argument, "a file bulk put needs an open file and 1 byte or more"};
+    }
+    if (auto status = kit::checkAgainstExposed(file.length, wire->length); !status.ok()) {
+        return status;
+    }
+    std::unique_lock lock(m_mutex);
+    const auto messageSlot = takeMessageSlotLocked(lock, message.size(), deadline, m_freeMessages);
+    if (!messageSlot.ok()) {
+        return messageSlot.status();
+    }
+    const auto taken = takeOpSlotLocked(lock, file.length, deadline, m_ops);
+    if (!taken.ok()) {
+        m_freeMessages.push_back(*messageSlot);
+        return taken.status();
+    }
+    const std::uint32_t slot = *taken;
+    Op &op = m_ops[slot].value;
+    op.isGet = false;
+    op.count = 0;
+    op.total = file.length;
+    op.tag = tag;
+    FrameHeader put;
+    put.type = static_cast<std::uint8_t>(FrameType::putData);
+    put.length = file.length;
+    put.cookie = cookieOf(wire->slot, wire->generation);
+    pushTxLocked(put, nullptr, 0, file.length, TxKind::put, slot, &file);
+
+    iovec &iov = m_messageIov[*messageSlot];
+    if (!message.empty()) {
+        std::memcpy(iov.iov_base, message.data(), message.size());
+    }
+    iov.iov_len = message.size();
+    FrameHeader header;
+    header.type = static_cast<std::uint8_t>(FrameType::message);
+    header.length = message.size();
+    pushTxLocked(header, &iov, 1, message.size(), TxKind::message, *messageSlot);
+    m_tx[(m_txHead + m_txCount - 1) % m_tx.size()].afterFilePut = true;
+    return {};
+}
+
 // ---- I/O thread
 
 void TcpConnection::onEvents(std::uint32_t events) noexcept
@@ -270,7 +349,32 @@ std::int64_t TcpConnection::sendFilePayload(int fd) noexcept
     TxEntry &entry = m_tx[m_txHead];
     entry.fileEnd = true;
     entry.fileError = error;
+    if (error != 0 && m_txCount > 1) {
+        TxEntry &next = m_tx[(m_txHead + 1) % m_tx.size()];
+        if (next.afterFilePut) {
+            next.sent = kHeaderSize + next.payloadBytes; // nothing of it goes
+        }
+    }
     return 0;
+}
+
+bool TcpConnection::retireEmptyHeadLocked() noexcept
+{
+    bool freed = false;
+    while (m_txCount > 0) {
+        TxEntry &entry = m_tx[m_txHead];
+        if (entry.sent < kHeaderSize + entry.payloadBytes) {
+            break;
+        }
+        // Only a dropped message is whole before its first byte went out.
+        m_txHead = (m_txHead + 1) % m_tx.size();
+        --m_txCount;
+        if (entry.kind == TxKind::message) {
+            m_freeMessages.push_back(entry.slot);
+            freed = true;
+        }
+    }
+    return freed;
 }
 
 void TcpConnection::onWritable() noexcept
@@ -294,6 +398,9 @@ void TcpConnection::onWritable() noexcept
             for (std::size_t i = 0; i < m_txCount && used < kIovBatch; ++i) {
                 const TxEntry &entry = m_tx[(m_txHead + i) % m_tx.size()];
                 std::uint64_t offset = entry.sent;
+                if (offset == kHeaderSize + entry.payloadBytes) {
+                    continue; // dropped: nothing of it goes
+                }
                 if (offset < kHeaderSize) {
                     m_txIov[used++] = {const_cast<std::byte *>(entry.header.data()) + offset,
                                        kHeaderSize - offset};
@@ -319,7 +426,11 @@ void TcpConnection::onWritable() noexcept
                                  entry.payloadBytes - offset, &m_txIov[used], kIovBatch - used);
             }
             if (used == 0 && !fileHead) {
+                const bool freed = retireEmptyHeadLocked();
                 setEpollOutLocked(false);
+                if (freed) {
+                    m_space.notify_all();
+                }
                 return;
             }
         }
@@ -371,7 +482,8 @@ bool TcpConnection::completeWritten(std::uint64_t written) noexcept
         if (m_state == State::closed) {
             return false;
         }
-        while (written > 0 && m_txCount > 0) {
+        // Also retires entries with nothing left (a message dropped behind a failed file put).
+        while (m_txCount > 0) {
             TxEntry &entry = m_tx[m_txHead];
             const std::uint64_t left = kHeaderSize + entry.payloadBytes - entry.sent;
             if (written < left) {
@@ -439,10 +551,14 @@ void TcpConnection::onReadable() noexcept
             n = ::recv(fd, m_rxMessage.data() + m_rxHave, m_rxHeader.length - m_rxHave, 0);
             break;
         case RxPhase::bulk: {
-            // Scatter straight into the destination pages: no bounce buffer.
+            // Scatter straight into the destination pages: no bounce buffer. Summed data comes in
+            // pieces that stay in cache until they are summed.
             std::array<iovec, kIovBatch> iov;
+            const std::uint64_t want = m_rxSummer.active()
+                                           ? std::min<std::uint64_t>(m_rxRemaining, kSummedReadSize)
+                                           : m_rxRemaining;
             const std::size_t count = sliceIov(m_rxIov + m_rxIovIndex, UINT32_MAX, m_rxIovOffset,
-                                               m_rxRemaining, iov.data(), iov.size());
+                                               want, iov.data(), iov.size());
             n = ::readv(fd, iov.data(), static_cast<int>(count));
             break;
         }
@@ -494,6 +610,9 @@ void TcpConnection::onReadable() noexcept
             m_rxRemaining -= got;
             for (std::size_t left = got; left > 0;) {
                 const std::size_t room = m_rxIov[m_rxIovIndex].iov_len - m_rxIovOffset;
+                m_rxSummer.add(static_cast<const std::byte *>(m_rxIov[m_rxIovIndex].iov_base) +
+                                   m_rxIovOffset,
+                               std::min(left, room));
                 if (left < room) {
                     m_rxIovOffset += left;
                     break;
@@ -579,6 +698,7 @@ bool TcpConnection::dispatchHeader() noexcept
         m_rxIovOffset = 0;
         m_rxRemaining = h.length;
         m_rxOp = UINT32_MAX;
+        m_rxSummer.start(exposure->sums);
         m_rxPhase = RxPhase::bulk;
         return true;
     }
@@ -628,6 +748,7 @@ bool TcpConnection::dispatchHeader() noexcept
         m_rxIovIndex = 0;
         m_rxIovOffset = 0;
         m_rxRemaining = h.length;
+        m_rxSummer.stop();
         m_rxPhase = RxPhase::bulk;
         return true;
     }

@@ -4,6 +4,7 @@
 
 #include <lutra/transport.h>
 
+#include "tcp_arrival_sums.h"
 #include "tcp_frame.h"
 #include "transport/kit/connection_base.h"
 #include "transport/kit/connection_thread.h"
@@ -32,6 +33,9 @@ static constexpr std::size_t kIovBatch = 64;           // iovecs per sendmsg/rea
 static constexpr std::size_t kReadBudget = 1u << 20;   // bytes read per wakeup before yielding
 static constexpr std::size_t kWriteBudget = 4u << 20;  // bytes written per wakeup before yielding
 static constexpr std::size_t kScratchSize = 64u << 10; // discard buffer for stale bulk data
+// A put summed on arrival is read this much at a time: summed while it is still in L2.
+static constexpr std::size_t kSummedReadSize = 256u << 10;
+static_assert(kSummedReadSize <= kReadBudget);
 static_assert(kIovBatch >= 2, "a header and at least one payload piece per call");
 static_assert(kIovBatch <= 1024, "IOV_MAX");
 
@@ -53,9 +57,14 @@ public:
     Status send(std::span<const std::byte> message, Deadline deadline) noexcept override;
     Result<BulkDescriptor> exposeBulk(std::span<const Segment> segments,
                                       BulkAccess access) noexcept override;
+    Result<BulkDescriptor> exposeBulkSummed(std::span<const Segment> segments,
+                                            const ArrivalSums &sums) noexcept override;
     void unexposeBulk(const BulkDescriptor &descriptor) noexcept override;
     Status bulkPutFile(const BulkDescriptor &remote, const FileRange &file, std::uint64_t tag,
                        Deadline deadline) noexcept override;
+    Status bulkPutFileThenSend(const BulkDescriptor &remote, const FileRange &file,
+                               std::span<const std::byte> message, std::uint64_t tag,
+                               Deadline deadline) noexcept override;
     void close() noexcept override;
 
     // EventSource (I/O thread)
@@ -91,6 +100,9 @@ private:
         std::uint64_t fileOffset = 0;
         bool fileEnd = false;
         int fileError = 0;
+        // A message queued behind a file put (bulkPutFileThenSend): dropped, never written, when
+        // reading the file failed.
+        bool afterFilePut = false;
     };
     struct Done {
         std::uint64_t tag = 0;
@@ -108,6 +120,7 @@ private:
         std::uint32_t count = 0;
         std::uint64_t total = 0;
         iovec *iov = nullptr; // kMaxBulkSegments entries in m_exposureIov
+        ArrivalSums sums;     // pageCrcs null: not summed on arrival
     };
 
     // tcp_datapath.cpp
@@ -130,6 +143,14 @@ private:
                      const FileRange *file, std::uint64_t tag, Deadline deadline,
                      bool isGet) noexcept override;
     void onHello() noexcept;
+    Result<BulkDescriptor> expose(std::span<const Segment> segments, BulkAccess access,
+                                  const ArrivalSums &sums) noexcept;
+    Status startFilePut(const BulkDescriptor &remote, const FileRange &file,
+                        std::span<const std::byte> message, std::uint64_t tag,
+                        Deadline deadline) noexcept;
+    // Retires head entries with nothing left to write (messages dropped behind a failed file
+    // put), giving back their message slots. True when it freed any.
+    bool retireEmptyHeadLocked() noexcept;
 
     std::shared_ptr<Engine> m_engine;
     IoThread &m_thread;
@@ -167,6 +188,7 @@ private:
     std::size_t m_rxIovOffset = 0;
     std::uint64_t m_rxRemaining = 0;
     std::uint32_t m_rxOp = UINT32_MAX; // the get op completed by this frame
+    ArrivalSummer m_rxSummer;          // the current put's exposure asked for sums
     std::vector<Done> m_done;          // put completions gathered under the lock
     std::array<iovec, kIovBatch> m_txIov{};
 };

@@ -4,6 +4,7 @@
 // LUTRA_CONFORMANCE_HOST (the IPv4 address to listen on, default 127.0.0.1) choose what runs: the
 // vm tests run verbs on the VM's soft-RoCE address (tests/vm). loopback is the in-process
 // transport, registered through the loader's seam instead of loaded from a file.
+#include "protocol/crc32c.h"
 #include "tcp/tcp_frame.h"
 #include "transport/loader.h"
 #include "transport/loopback/loopback.h"
@@ -652,6 +653,198 @@ private slots:
         client->unexposeBulk(*exposed);
         QVERIFY(m_serverHandler.locked<bool>([&] { return m_serverHandler.bulkDone.empty(); }));
         m_client->deregisterMemory(*region);
+    }
+
+    // exposeBulkSummed: the transport sums each page of a put as it arrives, so the sums equal
+    // the protocol's page CRCs of the data (pages straddling segments, a short last page, a put
+    // shorter than the exposure) when the message behind the put is delivered. A plugin without
+    // it answers unimplemented and the connection carries on.
+    void bulkPutSummedOnArrival()
+    {
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(server && client);
+        const std::uint64_t maxBulk = client->limits().maxBulkSize;
+        std::vector<std::byte> destination(maxBulk);
+        std::vector<std::byte> source(maxBulk);
+        const int fd = unlinkedTempFile();
+        QVERIFY(fd >= 0);
+        const auto closeFile = qScopeGuard([fd] { ::close(fd); });
+        fillPattern(source, 11);
+        QCOMPARE(::pwrite(fd, source.data(), source.size(), 0), static_cast<ssize_t>(maxBulk));
+        std::vector<std::uint32_t> sums(maxBulk / 4096 + 1); // one past: untouched
+        std::uint64_t summed = 0;
+        std::uint64_t tag = 300;
+        struct Case {
+            std::uint64_t exposed;
+            std::uint64_t put;
+            bool fromFile;
+        };
+        for (const Case &c : {Case{4096, 4096, false}, Case{5000, 5000, false},
+                              Case{65536 + 123, 65536 + 123, true}, Case{65536 + 123, 5000, false},
+                              Case{maxBulk, maxBulk, false}, Case{maxBulk, maxBulk, true}}) {
+            std::fill(destination.begin(), destination.end(), std::byte{0xee});
+            std::fill(sums.begin(), sums.end(), 0xdeadbeef);
+            summed = 999;
+            // 3000-byte segments, so pages straddle them, while 256 segments hold the exposure.
+            const std::size_t piece =
+                std::max<std::size_t>(3000, (c.exposed + kMaxBulkSegments - 1) / kMaxBulkSegments);
+            std::vector<Segment> segments;
+            for (std::uint64_t at = 0; at < c.exposed; at += piece) {
+                segments.push_back({destination.data() + at, std::min(piece, c.exposed - at), 0});
+            }
+            auto exposed = client->exposeBulkSummed(segments, {sums.data(), &summed, 4096});
+            if (exposed.status().code() == Errc::unimplemented) {
+                QCOMPARE(summed, std::uint64_t{999}); // no side effect
+                QVERIFY(server->send(bytes("still up"), deadlineIn(kWait)).ok());
+                QVERIFY(m_clientHandler.waitFor([&] { return !m_clientHandler.messages.empty(); }));
+                return;
+            }
+            QVERIFY2(exposed.ok(), exposed.status().toString().c_str());
+            QCOMPARE(summed, std::uint64_t{0});
+            const auto unexpose = qScopeGuard([&] { client->unexposeBulk(*exposed); });
+            ++tag;
+            if (c.fromFile) {
+                QVERIFY(server->bulkPutFile(*exposed, {fd, 0, c.put}, tag, deadlineIn(kWait)).ok());
+            } else {
+                const Segment whole{source.data(), c.put, 0};
+                QVERIFY(server->bulkPut(*exposed, {&whole, 1}, tag, deadlineIn(kWait)).ok());
+            }
+            QVERIFY(server->send(bytes("put done"), deadlineIn(kWait)).ok());
+            QVERIFY(m_clientHandler.waitFor([&] { return !m_clientHandler.messages.empty(); }));
+            m_clientHandler.locked<int>([&] {
+                m_clientHandler.messages.clear();
+                return 0;
+            });
+            QVERIFY(std::equal(destination.begin(), destination.begin() + c.put, source.begin()));
+            QCOMPARE(summed, c.put);
+            const std::size_t pages = (c.put + 4095) / 4096;
+            std::vector<std::uint32_t> expected(pages);
+            QVERIFY(protocol::computePageCrcs({source.data(), c.put}, expected).ok());
+            for (std::size_t page = 0; page < pages; ++page) {
+                QCOMPARE(sums[page], expected[page]);
+            }
+            QCOMPARE(sums[pages], 0xdeadbeef); // nothing past the put
+            QVERIFY(m_serverHandler.waitFor([&] { return m_serverHandler.bulkDone.size() == 1; }));
+            m_serverHandler.locked<int>([&] {
+                m_serverHandler.bulkDone.clear();
+                return 0;
+            });
+        }
+        // No crc array or no page size: refused.
+        const Segment one{destination.data(), 4096, 0};
+        QCOMPARE(client->exposeBulkSummed({&one, 1}, {nullptr, &summed, 4096}).status().code(),
+                 Errc::invalid_argument);
+        QCOMPARE(client->exposeBulkSummed({&one, 1}, {sums.data(), &summed, 0}).status().code(),
+                 Errc::invalid_argument);
+    }
+
+    // bulkPutFileThenSend: the message arrives right behind the file's bytes (they are in place
+    // when it is delivered); when the file cannot be read the put fails and its message is
+    // dropped, never delivered, and its send credit comes back (more failures than the queue
+    // depth, then messages still go). A plugin without it answers unimplemented and the
+    // connection carries on.
+    void bulkPutFileThenSend()
+    {
+        std::atomic<bool> dataInPlace{false};
+        std::vector<std::byte> pages;
+        std::vector<std::byte> content;
+        std::atomic<std::uint64_t> checkBytes{0};
+        m_clientHandler.onMessageHook = [&](Connection &, std::span<const std::byte> message) {
+            if (text(message) == "read reply") {
+                const std::uint64_t n = checkBytes.load();
+                dataInPlace = std::equal(pages.begin(), pages.begin() + n, content.begin() + 4096);
+            }
+        };
+        const auto unhook = qScopeGuard([this] { m_clientHandler.onMessageHook = nullptr; });
+        const auto ends = connectPair(m_serverHandler, m_clientHandler);
+        const ConnectionPtr server = ends.first;
+        const ConnectionPtr client = ends.second;
+        QVERIFY(server && client);
+        const std::uint64_t maxBulk = client->limits().maxBulkSize;
+        const int fd = unlinkedTempFile();
+        QVERIFY(fd >= 0);
+        const auto closeFile = qScopeGuard([fd] { ::close(fd); });
+        content.resize(maxBulk + 4096);
+        fillPattern(content, 5);
+        QCOMPARE(::pwrite(fd, content.data(), content.size(), 0),
+                 static_cast<ssize_t>(content.size()));
+        pages.resize(maxBulk);
+        auto exposed = client->exposeBulk(segmentsOf(pages, 0), BulkAccess::putInto);
+        QVERIFY(exposed.ok());
+        const auto unexpose = qScopeGuard([&] { client->unexposeBulk(*exposed); });
+
+        std::uint64_t tag = 400;
+        for (const std::uint64_t size : {std::uint64_t{4096}, std::uint64_t{70000}, maxBulk}) {
+            std::fill(pages.begin(), pages.end(), std::byte{0xee});
+            checkBytes = size;
+            dataInPlace = false;
+            const Status started = server->bulkPutFileThenSend(
+                *exposed, {fd, 4096, size}, bytes("read reply"), ++tag, deadlineIn(kWait));
+            if (started.code() == Errc::unimplemented) {
+                QVERIFY(server->send(bytes("still up"), deadlineIn(kWait)).ok());
+                QVERIFY(m_clientHandler.waitFor([&] { return !m_clientHandler.messages.empty(); }));
+                return;
+            }
+            QVERIFY2(started.ok(), started.toString().c_str());
+            QVERIFY(m_clientHandler.waitFor([&] { return !m_clientHandler.messages.empty(); }));
+            QCOMPARE(m_clientHandler.messages.front(), std::string("read reply"));
+            QVERIFY(dataInPlace.load());
+            m_clientHandler.locked<int>([&] {
+                m_clientHandler.messages.clear();
+                return 0;
+            });
+            QVERIFY(m_serverHandler.waitFor([&] { return m_serverHandler.bulkDone.size() == 1; }));
+            QCOMPARE(m_serverHandler.bulkDone[0].first, tag);
+            QVERIFY(m_serverHandler.bulkDone[0].second.ok());
+            m_serverHandler.locked<int>([&] {
+                m_serverHandler.bulkDone.clear();
+                return 0;
+            });
+        }
+
+        // A file that cannot be read: each put fails, its message never arrives.
+        char other[] = "/tmp/lutra-conformance-XXXXXX";
+        const int scratch = ::mkstemp(other);
+        QVERIFY(scratch >= 0);
+        ::close(scratch);
+        const int writeOnly = ::open(other, O_WRONLY | O_CLOEXEC);
+        ::unlink(other);
+        QVERIFY(writeOnly >= 0);
+        const auto closeWriteOnly = qScopeGuard([writeOnly] { ::close(writeOnly); });
+        const std::uint32_t failures = server->limits().queueDepth + 8;
+        for (std::uint32_t i = 0; i < failures; ++i) {
+            QVERIFY(server
+                        ->bulkPutFileThenSend(*exposed, {writeOnly, 0, 8192}, bytes("never"), ++tag,
+                                              deadlineIn(kWait))
+                        .ok());
+            QVERIFY(m_serverHandler.waitFor([&] { return m_serverHandler.bulkDone.size() == 1; }));
+            QCOMPARE(m_serverHandler.bulkDone[0].second.code(), Errc::io_error);
+            m_serverHandler.locked<int>([&] {
+                m_serverHandler.bulkDone.clear();
+                return 0;
+            });
+        }
+        // Every credit is back: a queue depth of messages goes at once, in order, after the
+        // dropped ones (none of which arrived).
+        for (std::uint32_t i = 0; i < server->limits().queueDepth; ++i) {
+            QVERIFY(server->send(bytes("after " + std::to_string(i)), noWait()).ok());
+        }
+        QVERIFY(m_clientHandler.waitFor(
+            [&] { return m_clientHandler.messages.size() == server->limits().queueDepth; }));
+        QCOMPARE(m_clientHandler.messages.front(), std::string("after 0"));
+        QVERIFY(client->connected() && server->connected());
+
+        // Refused before anything is sent: no file, a message over the negotiated size.
+        QCOMPARE(
+            server->bulkPutFileThenSend(*exposed, {-1, 0, 4096}, bytes("x"), 1, noWait()).code(),
+            Errc::invalid_argument);
+        const std::string huge(server->limits().maxMessageSize + 1, 'h');
+        QCOMPARE(
+            server->bulkPutFileThenSend(*exposed, {fd, 0, 4096}, bytes(huge), 1, noWait()).code(),
+            Errc::out_of_range);
+        QVERIFY(m_serverHandler.locked<bool>([&] { return m_serverHandler.bulkDone.empty(); }));
     }
 
     void targetToClientCallbacks()

@@ -30,7 +30,8 @@ namespace lutra::transport {
 
 // Bumped whenever anything in this header changes layout or meaning. The loader refuses a plugin
 // built against another version.
-inline constexpr std::uint32_t kAbiVersion = 2; // 2: Connection::bulkPutFile
+// 2: Connection::bulkPutFile; 3: exposeBulkSummed (ArrivalSums), bulkPutFileThenSend.
+inline constexpr std::uint32_t kAbiVersion = 3;
 inline constexpr std::size_t kMaxBulkDescriptorBytes = 128;
 // Segments in one bulk transfer (LNet's LNET_MAX_IOV).
 inline constexpr std::size_t kMaxBulkSegments = 256;
@@ -99,6 +100,17 @@ struct FileRange {
     int fd = -1;
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
+};
+
+// Checksums a transport computes while a peer's bulk put arrives (exposeBulkSummed), so the
+// host need not read the data back from memory to verify it: crc32c (Castagnoli, as iSCSI) of
+// each `pageBytes` piece of the put, counted from the start of the exposed memory; a short last
+// piece is summed over its bytes. The transport writes both arrays on its I/O thread; they are
+// complete for the put when a message the peer sent after it is delivered.
+struct ArrivalSums {
+    std::uint32_t *pageCrcs = nullptr;    // one per `pageBytes` of the exposed memory
+    std::uint64_t *summedBytes = nullptr; // bytes of the last put summed (0 until data arrives)
+    std::uint32_t pageBytes = 4096;
 };
 
 // Which operation the peer may perform on exposed memory.
@@ -181,6 +193,16 @@ public:
     virtual Result<BulkDescriptor> exposeBulk(std::span<const Segment> segments,
                                               BulkAccess access) noexcept = 0;
     virtual void unexposeBulk(const BulkDescriptor &descriptor) noexcept = 0;
+    // exposeBulk(segments, putInto) that also sums the data as it arrives into `sums` (which
+    // must stay valid until unexposeBulk). A transport whose data lands without passing its CPU
+    // (verbs: RDMA) answers unimplemented without side effects; the host then sums it itself.
+    virtual Result<BulkDescriptor> exposeBulkSummed(std::span<const Segment> segments,
+                                                    const ArrivalSums &sums) noexcept
+    {
+        (void)segments;
+        (void)sums;
+        return Status(Errc::unimplemented, "this transport does not sum bulk data on arrival");
+    }
 
     // Writes `local` into the peer's exposed memory (peer exposed with putInto). Data put before
     // a message is visible to the peer when that message is delivered. `local` must stay valid
@@ -198,6 +220,23 @@ public:
         (void)tag;
         (void)deadline;
         return {Errc::unimplemented, "this transport has no file bulk put"};
+    }
+    // bulkPutFile, then `message` right behind the data, with no further wake-up of the sender
+    // (a target's reply to the read). The message goes only if the file's bytes went in full:
+    // when reading the file fails, onBulkDone(tag) carries the error and the message is dropped,
+    // so the host answers otherwise. `message` is copied; it counts as a send (its credit is
+    // taken here, its size checked against maxMessageSize). A transport without it answers
+    // unimplemented without side effects.
+    virtual Status bulkPutFileThenSend(const BulkDescriptor &remote, const FileRange &file,
+                                       std::span<const std::byte> message, std::uint64_t tag,
+                                       Deadline deadline) noexcept
+    {
+        (void)remote;
+        (void)file;
+        (void)message;
+        (void)tag;
+        (void)deadline;
+        return {Errc::unimplemented, "this transport has no file bulk put with a message"};
     }
     // Reads the peer's exposed memory (exposed with getFrom) into `local`: the first
     // sum(local.length) bytes. `local` must stay valid until onBulkDone(tag).
