@@ -660,6 +660,20 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
             return lock.status().withContext("write lock");
         }
         const std::uint64_t end = offset + in.size();
+        // After the pages are dirty, also when the write fails part-way: a write-back that
+        // cleared the bit first then finds them, and a job's flush finds the object. Set before
+        // the lock goes (declared after it), so a cancel's write-back sees it.
+        struct MarkDirtied {
+            ObjectState &object;
+            std::uint64_t bit;
+            bool any = false;
+            ~MarkDirtied()
+            {
+                if (any) {
+                    object.dirtiedBy.fetch_or(bit, std::memory_order_release);
+                }
+            }
+        } dirtied{object, ObjectState::jobBit(tag)};
         for (core::PageIndex index = offset / kPageSize; index * kPageSize < end; ++index) {
             const std::uint64_t pageStart = index * kPageSize;
             const std::uint64_t from = std::max(pageStart, offset);
@@ -683,9 +697,8 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
                         to - from);
             page->setLockCookie(lock->handle());
             page->markDirty();
+            dirtied.any = true;
         }
-        // After the pages are dirty: a write-back that clears the bit first then finds them.
-        object.dirtiedBy.fetch_or(ObjectState::jobBit(tag), std::memory_order_release);
         // writtenEnd before size: a size refresh that read the old writtenEnd then fails its
         // compare-exchange on the size and looks again.
         std::uint64_t written = object.writtenEnd.load();
@@ -718,6 +731,12 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const core::Objec
     } else if (!serial.try_lock_until(deadline)) {
         return Status(Errc::timeout, "object " + std::to_string(key.object) +
                                          ": another write-back of it still ran at the deadline");
+    }
+    // No dirty page on the whole target (each is counted before its writer returns): nothing to
+    // find, and no walk over the object's cached pages, which costs a cache miss per page — the
+    // close of a large file that was only read.
+    if (cache.dirtyBytes(target.index) == 0) {
+        return std::uint64_t{0};
     }
     // Whatever is dirty now is written below; a writer from here on sets its bit again.
     const std::uint64_t dirtiedBy = object.dirtiedBy.exchange(0, std::memory_order_acq_rel);
