@@ -224,6 +224,32 @@ private slots:
                         "raw_tcp_caching_MBps"});
     }
 
+    // --set reaches the mounted client: with readahead off the read is all misses.
+    void setAppliesTunables()
+    {
+        int exitCode = 0;
+        const auto report = runBench({"--json", "--set", "llite.*.max_read_ahead_mb=0", "ior-easy",
+                                      "--file-mb", "4", "--rounds", "1"},
+                                     &exitCode);
+        QCOMPARE(exitCode, 0);
+        QCOMPARE(report["params"].toObject()["set"].toArray().first().toString(),
+                 QString("llite.*.max_read_ahead_mb=0"));
+        const auto stats = report["results"].toObject()["read_ahead_stats"].toObject();
+        QCOMPARE(stats["readahead_pages"].toInteger(), 0);
+        QCOMPARE(stats["hits"].toInteger(), 0);
+        QVERIFY(stats["misses"].toInteger() > 0);
+        // Refused before any workload: not NAME=VALUE, a bad value, a mode without a client.
+        for (const QStringList &arguments :
+             {QStringList{"--set", "max_read_ahead_mb", "ior-easy", "--file-mb", "1"},
+              QStringList{"--set", "llite.*.max_read_ahead_mb=lots", "ior-easy", "--file-mb", "1"},
+              QStringList{"--set", "llite.*.no_such_tunable=1", "ior-easy", "--file-mb", "1"}}) {
+            runBench(arguments, &exitCode);
+            QVERIFY2(exitCode == 1, qPrintable(arguments.join(' ')));
+        }
+        runBench({"--set", "llite.*.max_read_ahead_mb=1", "rpc"}, &exitCode);
+        QCOMPARE(exitCode, 2);
+    }
+
     void iorHardMode()
     {
         int exitCode = 0;

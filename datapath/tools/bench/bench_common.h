@@ -23,6 +23,9 @@ struct BenchOptions {
     std::string rawBaseline;  // with --target: its raw baseline URI, if it serves one
     std::string targetBinary; // empty: lutra-target next to lutra-bench
     double durationSeconds = 2.0;
+    // --set NAME=VALUE, applied to the mounted client's tunables in order before the workload (a
+    // mode's own settings, such as ior-easy's conns_per_target, still apply over them).
+    std::vector<std::string> settings;
 };
 
 // {"mode", "params", "results", "ratios"}; printed as JSON or as a table.

@@ -54,6 +54,19 @@ BenchCluster::start(const BenchOptions &options, const LoopOptions &loop, const 
         return mounted.status();
     }
     cluster->m_mount = std::move(mounted).value();
+    for (const std::string &setting : options.settings) {
+        const auto equals = setting.find('=');
+        if (equals == std::string::npos || equals == 0) {
+            return Status(Errc::invalid_argument, "--set " + setting +
+                                                      ": expected NAME=VALUE, e.g. "
+                                                      "llite.*.max_read_ahead_mb=16");
+        }
+        const params::Assignment assignment{setting.substr(0, equals), setting.substr(equals + 1)};
+        if (auto result = cluster->m_registry.set({&assignment, 1}, "lutra-bench");
+            !result.status) {
+            return result.status.withContext("--set " + setting);
+        }
+    }
     if (!loop.jobId.empty()) {
         client::Mount::setThreadJobId(loop.jobId); // the mode's own thread works for the job too
     }

@@ -31,6 +31,12 @@ int main(int argc, char **argv)
     app.add_option("--duration", options.durationSeconds, "seconds per measurement")
         ->capture_default_str()
         ->check(CLI::Range(0.05, 3600.0));
+    app.add_option("--set", options.settings,
+                   "NAME=VALUE: set a tunable of the mounted client before the workload, as "
+                   "lctl set_param (e.g. llite.*.max_read_ahead_mb=16); repeatable (client "
+                   "modes; a mode's own settings still apply over it)")
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
     LoopOptions loop;
     app.add_flag("--loop", loop.enabled,
@@ -245,6 +251,11 @@ int main(int argc, char **argv)
     }
     const bool clientMode = *smallReadMode || *cachedReadMode || *iorEasyMode || *iorHardMode ||
                             *pressureMode || *mdtestMode;
+    if (!options.settings.empty() && !clientMode && !*flushJobMode) {
+        std::fprintf(stderr, "lutra-bench: --set needs a mode that mounts a client (small-read, "
+                             "cached-read, ior-easy, ior-hard, pressure, mdtest, flush-job)\n");
+        return 2;
+    }
     if (loop.enabled && !clientMode) {
         std::fprintf(stderr, "lutra-bench: --loop needs a mode that mounts a client "
                              "(small-read, cached-read, ior-easy, ior-hard, pressure, mdtest)\n");
@@ -292,5 +303,9 @@ int main(int argc, char **argv)
         }
         return runMdtestBench(options, loop, mdtest);
     };
-    return finishBench("lutra-bench", run(), options.json);
+    auto report = run();
+    if (report && !options.settings.empty()) {
+        report->params["set"] = options.settings;
+    }
+    return finishBench("lutra-bench", report, options.json);
 }
