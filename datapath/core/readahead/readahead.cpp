@@ -43,6 +43,17 @@ constexpr std::uint64_t kMinPressureReads = 2;
 // A stride gap up to an RPC's cost is read with the chunks around it; with several ranks the
 // gaps are the other ranks' chunks, read anyway.
 constexpr std::uint64_t kFilledGapBytes = kRpcCostPages * kPageSize;
+// A read that misses waits for an RPC whatever readahead does, so its window may take at least
+// this many pages past the pressure limit: a reader that ran past its readahead while the room
+// granted nothing (a rank ahead of the file's other ranks, whose unread pages hold the room)
+// read one 2-page RPC per 4097-byte transfer, waiting for each (pressure 2-8 ranks x 4097 B).
+constexpr std::uint64_t kMissWindowPages = 4 * kRpcCostPages;
+// ... but not more than this share of what the cache holds for readahead, so that several
+// readers each overshooting by one such window stay well within the cache. Only for reads
+// smaller than an RPC's cost: a large read's own RPC is no small one, and 8 streams of 1 MiB
+// reads given the floor took the room their async windows needed (model: 0.97 -> 0.83 of
+// pages from the cache).
+constexpr std::uint64_t kMissWindowShare = 16;
 
 PageIndex pageCeil(std::uint64_t bytes) noexcept
 {
@@ -230,6 +241,9 @@ FileReadahead::Limits FileReadahead::limits(const ReadInfo &read, std::uint64_t 
                                 : held / kOnlyReaderShareDivisor * kOnlyReaderShareNumerator;
         limits.pressure = std::min(limits.pressure, share > unread ? share - unread : 0);
         limits.span = (read.cacheRoom + unread) / kSpanShare;
+        if (read.missingPages != 0 && readPages < kRpcCostPages) {
+            limits.missFloor = std::min(kMissWindowPages, held / kMissWindowShare);
+        }
     }
     return limits;
 }
@@ -255,7 +269,7 @@ void FileReadahead::account(const ReadInfo &read, PageIndex first, PageIndex end
 std::uint64_t FileReadahead::grant(std::uint64_t want, const Limits &limits) noexcept
 {
     auto &stats = m_mount->stats();
-    const std::uint64_t allowed = std::min(want, limits.pressure);
+    const std::uint64_t allowed = std::min(want, std::max(limits.pressure, limits.missFloor));
     if (allowed < want) {
         stats.add(ra_failed_to_reach_end);
         if (allowed == 0) {

@@ -245,6 +245,9 @@ private:
         // ranks fill the gaps between a reader's chunks, so the cache turns over the whole span,
         // not only the window's own pages.
         std::uint64_t span;
+        // Under pressure, for a read that misses (it waits for an RPC anyway): a window may
+        // take this many pages whatever `pressure` allows.
+        std::uint64_t missFloor;
     };
 
     Limits limits(const ReadInfo &read, std::uint64_t readPages) noexcept;

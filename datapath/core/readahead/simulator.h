@@ -13,6 +13,7 @@
 #include "core/readahead/readahead.h"
 
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <memory>
 #include <unordered_map>
@@ -35,6 +36,11 @@ struct SimStats {
     // Sampled at every read (with an RPC latency): pages read ahead and not read yet (in flight
     // or landed), mount-wide, summed over the reads; its mean is the pipeline's depth.
     std::uint64_t aheadPagesSum = 0;
+    // Reads that asked readahead for a plan (engine visibility: a miss, the marker, or a hit
+    // that starts a stride).
+    std::uint64_t planned = 0;
+    // Reads that missed a page: each waited for an RPC of its own.
+    std::uint64_t missReads = 0;
 
     double hitRatio() const { return pagesRead == 0 ? 0.0 : double(cachedPages) / pagesRead; }
     double discardRatio() const
@@ -62,7 +68,10 @@ public:
         bool readahead = false;    // was read ahead and not read before (mark now cleared)
         std::uint64_t landsAt = 0; // in flight until this step (0: landed)
     };
-    Lookup read(std::uint32_t file, PageIndex page)
+    // `keepPartly`: the read takes only part of the page and does not go on from its reader's
+    // previous read there: a page read ahead keeps its mark for the rest's reader, once (the
+    // client cache's kPartlyRead).
+    Lookup read(std::uint32_t file, PageIndex page, bool keepPartly = false)
     {
         auto it = m_index.find(key(file, page));
         if (it == m_index.end()) {
@@ -71,8 +80,12 @@ public:
         const auto entry = it->second;
         Lookup result{true, entry->readahead, entry->landsAt};
         entry->touched = ++m_tick;
-        if (entry->readahead) {
+        if (entry->readahead && keepPartly && !entry->partlyRead) {
+            entry->partlyRead = true;
+            result.readahead = false;
+        } else if (entry->readahead) {
             entry->readahead = false;
+            entry->partlyRead = false;
             --m_unusedReadahead;
             m_used.splice(m_used.begin(), m_ahead, entry);
         } else {
@@ -83,6 +96,12 @@ public:
     bool contains(std::uint32_t file, PageIndex page) const
     {
         return m_index.count(key(file, page)) != 0;
+    }
+    // Cached and landed by step `now` (what the client's lock-free fast read can serve).
+    bool landed(std::uint32_t file, PageIndex page, std::uint64_t now) const
+    {
+        const auto it = m_index.find(key(file, page));
+        return it != m_index.end() && it->second->landsAt <= now;
     }
     // Inserts a page (in flight until step `landsAt`, if later than `now`); returns how many
     // unread readahead pages were evicted to make room. Pages in flight are not evicted.
@@ -110,7 +129,7 @@ public:
             }
         }
         std::list<Entry> &list = readahead ? m_ahead : m_used;
-        list.push_front({key(file, page), readahead, landsAt > now ? landsAt : 0, ++m_tick});
+        list.push_front({key(file, page), readahead, false, landsAt > now ? landsAt : 0, ++m_tick});
         m_index.emplace(key(file, page), list.begin());
         m_unusedReadahead += readahead ? 1 : 0;
         return discarded;
@@ -126,6 +145,7 @@ private:
     struct Entry {
         std::uint64_t key;
         bool readahead;
+        bool partlyRead = false;
         std::uint64_t landsAt = 0; // in flight until then (locked: reclaim passes it over)
         std::uint64_t touched = 0; // when last inserted or read
     };
@@ -157,14 +177,28 @@ private:
 
 class Simulator {
 public:
+    // What readahead is told. `everyRead`: onRead on every read, hits counted from the marks.
+    // `engine`: what the client engine tells it (engine.cpp readFile/readSlow): a read whose
+    // pages are all cached and landed, not at the marker and past the open's first
+    // kLearningReads, is served by the fast read and readahead sees nothing of it; any other
+    // read goes the slow way and asks onRead when it misses a page or touches the marker, else
+    // tells onHit (hitStartsStride, then startStride with the room). `hits` counts every cached
+    // page a read found; a page read in part by a read that does not go on from its reader's
+    // previous one keeps its readahead mark once (the cache's kPartlyRead); the room is the
+    // cache less the readahead not read yet (in flight or landed), and a fetched page's budget
+    // goes back when it lands.
+    enum class Visibility { everyRead, engine };
+    static constexpr std::uint32_t kLearningReads = FileReadahead::kStrideTrust + 1;
+
     // `rpcLatency` 0: pages land as they are asked for (no time); otherwise see the top. The
     // cache keeps readahead over pages read (keepReadahead), as the client's does.
     // `rpcBoundaryPages`: ReadInfo::rpcBoundaryPages of every read (the client's stripe).
     Simulator(ReadaheadMount &mount, std::uint64_t cachePages, std::uint32_t maxPagesPerRpc,
-              std::uint64_t rpcLatency = 0, std::uint64_t rpcBoundaryPages = 0)
+              std::uint64_t rpcLatency = 0, std::uint64_t rpcBoundaryPages = 0,
+              Visibility visibility = Visibility::engine)
         : m_mount(&mount), m_cache(cachePages, CacheModel::Policy::keepReadahead),
           m_maxPagesPerRpc(maxPagesPerRpc), m_rpcLatency(rpcLatency),
-          m_rpcBoundaryPages(rpcBoundaryPages)
+          m_rpcBoundaryPages(rpcBoundaryPages), m_visibility(visibility)
     {
     }
 
@@ -190,6 +224,12 @@ public:
         const PageIndex first = offset / kPageSize;
         const PageIndex end =
             length == 0 ? first : std::min((offset + length - 1) / kPageSize + 1, filePages);
+        const bool engine = m_visibility == Visibility::engine;
+        landUntil(m_clock);
+        m_ranges.clear();
+        if (engine && fastRead(r, offset, length, first, end)) {
+            return m_ranges;
+        }
         ReadInfo info;
         info.offset = offset;
         info.length = length;
@@ -199,16 +239,18 @@ public:
         info.otherReaders = r.otherReaders;
         m_missing.clear();
         std::uint64_t waitUntil = 0;
+        std::uint64_t found = 0;
         for (PageIndex page = first; page < end; ++page) {
             const auto lookup = m_cache.read(r.file, page);
             if (lookup.cached) {
-                ++m_stats.cachedPages;
+                ++found;
                 info.readaheadHits += lookup.readahead ? 1 : 0;
                 waitUntil = std::max(waitUntil, lookup.landsAt);
             } else {
                 m_missing.push_back(page);
             }
         }
+        m_stats.cachedPages += found;
         if (m_rpcLatency != 0) {
             if (!m_missing.empty()) {
                 waitUntil = std::max(waitUntil, m_clock + m_rpcLatency); // its own RPC
@@ -219,41 +261,67 @@ public:
             }
             m_clock += end > first ? end - first : 0; // copying the read out
             m_stats.aheadPagesSum += m_cache.unusedReadahead();
+            landUntil(m_clock);
         }
         info.missingPages = m_missing.size();
-        info.cacheRoom = m_cache.room();
+        m_stats.missReads += m_missing.empty() ? 0 : 1;
         m_stats.reads += 1;
         m_stats.pagesRead += end > first ? end - first : 0;
         m_stats.readaheadHits += info.readaheadHits;
         m_stats.missingPages += info.missingPages;
 
-        ReadaheadPlan plan = r.readahead->onRead(info);
+        ReadaheadPlan plan;
+        if (!engine) {
+            info.cacheRoom = m_cache.room();
+            plan = r.readahead->onRead(info);
+        } else {
+            // The engine counts every page found as a hit; the budget of a page read ahead went
+            // back when it landed.
+            m_mount->stats().add(params::catalog::ra_hits, found);
+            info.readaheadHits = 0;
+            const PageIndex marker = r.readahead->marker();
+            const bool atMarker =
+                marker != FileReadahead::kNoMarker && first <= marker && marker < end;
+            const bool miss = !m_missing.empty() || atMarker;
+            if (miss || r.readahead->hitStartsStride(info)) {
+                info.cacheRoom = m_cache.room();
+                info.unreadPages = m_cache.unusedReadahead();
+                plan = miss ? r.readahead->onRead(info) : r.readahead->startStride(info);
+                ++m_stats.planned;
+            }
+            r.learning -= r.learning != 0 ? 1 : 0;
+            r.prevEnd = offset + length;
+        }
         std::uint64_t discarded = 0;
         for (const PageIndex page : m_missing) {
             discarded += m_cache.insert(r.file, page, false);
         }
-        m_ranges.clear();
         std::uint64_t skipped = 0;
+        std::uint64_t fetched = 0;
+        const std::uint64_t landsAt = m_rpcLatency != 0 ? m_clock + m_rpcLatency : 0;
         while (auto range = plan.next()) {
             m_ranges.push_back(*range);
             ++m_stats.rpcs;
             for (PageIndex page = range->first; page < range->end(); ++page) {
-                if (m_cache.contains(r.file, page)) {
+                if (m_cache.contains(r.file, page) || (engine && page >= first && page < end)) {
                     ++skipped;
                 } else {
-                    discarded +=
-                        m_cache.insert(r.file, page, true,
-                                       m_rpcLatency != 0 ? m_clock + m_rpcLatency : 0, m_clock);
+                    discarded += m_cache.insert(r.file, page, true, landsAt, m_clock);
                     ++m_stats.readaheadInserted;
+                    ++fetched;
                 }
             }
         }
         m_stats.skipped += skipped;
         m_stats.discarded += discarded;
-        m_mount->onFetched(plan.pages() - skipped);
+        m_mount->onFetched(fetched);
         m_mount->release(skipped);
+        if (engine) {
+            m_landing.push_back({landsAt, fetched});
+            landUntil(m_clock);
+        }
         if (discarded != 0) {
-            m_mount->onDiscarded(discarded);
+            m_mount->onDiscarded(discarded, !engine);
         }
         m_stats.steps = m_clock;
         return m_ranges;
@@ -269,17 +337,69 @@ private:
         std::uint64_t fileSize;
         std::unique_ptr<FileReadahead> readahead;
         bool otherReaders = false; // the file has other readers (ReadInfo::otherReaders)
+        std::uint32_t learning = kLearningReads; // the open's first reads go the slow way
+        std::uint64_t prevEnd = 0;               // where this reader's previous read ended
     };
+    struct Landing {
+        std::uint64_t at;
+        std::uint64_t pages;
+    };
+
+    // The engine's fast read: every page cached and landed, no marker, past the learning reads.
+    bool fastRead(Reader &r, std::uint64_t offset, std::uint64_t length, PageIndex first,
+                  PageIndex end)
+    {
+        const PageIndex marker = r.readahead->marker();
+        if (r.learning != 0 ||
+            (marker != FileReadahead::kNoMarker && first <= marker && marker < end)) {
+            return false;
+        }
+        for (PageIndex page = first; page < end; ++page) {
+            if (!m_cache.landed(r.file, page, m_clock)) {
+                return false;
+            }
+        }
+        for (PageIndex page = first; page < end; ++page) {
+            // Read in part, not going on from this reader's previous read in the page.
+            const std::uint64_t pageStart = page * kPageSize;
+            const bool inPart = offset > pageStart || offset + length < pageStart + kPageSize;
+            const bool goesOn =
+                page == first && r.prevEnd != 0 && (r.prevEnd - 1) / kPageSize == first;
+            m_cache.read(r.file, page, inPart && !goesOn);
+        }
+        m_mount->stats().add(params::catalog::ra_hits, end - first);
+        m_stats.cachedPages += end - first;
+        m_stats.reads += 1;
+        m_stats.pagesRead += end - first;
+        if (m_rpcLatency != 0) {
+            m_clock += end - first;
+            m_stats.aheadPagesSum += m_cache.unusedReadahead();
+        }
+        m_stats.steps = m_clock;
+        r.prevEnd = offset + length;
+        return true;
+    }
+
+    // Gives back the budget of the pages that landed by step `now` (engine visibility).
+    void landUntil(std::uint64_t now)
+    {
+        while (!m_landing.empty() && m_landing.front().at <= now) {
+            m_mount->release(m_landing.front().pages);
+            m_landing.pop_front();
+        }
+    }
 
     ReadaheadMount *m_mount;
     CacheModel m_cache;
     std::uint32_t m_maxPagesPerRpc;
     std::uint64_t m_rpcLatency;
     std::uint64_t m_rpcBoundaryPages;
+    Visibility m_visibility;
     std::uint64_t m_clock = 0;
     std::vector<Reader> m_readers;
     std::vector<PageIndex> m_missing;
     std::vector<PageRange> m_ranges;
+    std::deque<Landing> m_landing; // fetched pages by landing step, in order
     SimStats m_stats;
 };
 

@@ -20,6 +20,10 @@ using namespace lutra::params::catalog;
 
 namespace {
 
+// These tests check readahead's decision on every read, so the model tells it of every read
+// (the engine's visibility is in test_readahead_shapes and test_readahead_pipeline).
+constexpr auto kEveryRead = sim::Simulator::Visibility::everyRead;
+
 constexpr std::uint64_t kMiB = 1 << 20;
 constexpr std::uint64_t kGiB = 1 << 30;
 constexpr std::uint64_t kTransfer = 47008; // IOR-hard
@@ -116,7 +120,7 @@ private slots:
     void sequential4k()
     {
         ReadaheadMount mount(config(1024, 64, 2));
-        sim::Simulator sim(mount, 0, 1024);
+        sim::Simulator sim(mount, 0, 1024, 0, 0, kEveryRead);
         const auto reader = sim.addReader(1, kGiB);
         std::vector<Window> windows;
         std::vector<std::uint64_t> triggers;
@@ -153,7 +157,7 @@ private slots:
     void sequential1MiBCappedPerFile()
     {
         ReadaheadMount mount(config(1024, 8, 2)); // 2048 pages per file
-        sim::Simulator sim(mount, 0, 256);
+        sim::Simulator sim(mount, 0, 256, 0, 0, kEveryRead);
         const auto reader = sim.addReader(1, kGiB);
         std::vector<Window> windows;
         std::vector<int> triggers;
@@ -182,7 +186,7 @@ private slots:
     void randomReadsReadNothingAhead()
     {
         ReadaheadMount mount(config(64, 64, 2));
-        sim::Simulator sim(mount, 0, 1024);
+        sim::Simulator sim(mount, 0, 1024, 0, 0, kEveryRead);
         const auto reader = sim.addReader(1, kGiB);
         for (const PageIndex page : {7, 100, 3, 50, 1000, 20}) {
             QVERIFY(sim.read(reader, page * kPageSize, kPageSize).empty());
@@ -307,7 +311,7 @@ private slots:
     void endOfFile()
     {
         ReadaheadMount mount(config(64, 64, 0)); // no whole-file readahead
-        sim::Simulator sim(mount, 0, 1024);
+        sim::Simulator sim(mount, 0, 1024, 0, 0, kEveryRead);
         const auto empty = sim.addReader(1, 0);
         QVERIFY(sim.read(empty, 0, kPageSize).empty());
         QVERIFY(sim.read(empty, kPageSize, kPageSize).empty());
@@ -509,6 +513,51 @@ private slots:
         QCOMPARE(mount.pagesInUse(), inUse); // nothing reserved
         QCOMPARE(f.marker(), 612u + (2560u - 2304u - 226u));
         QCOMPARE(f.readaheadEnd(), 2304u);
+    }
+
+    void aReadThatMissesFetchesAWindowPastTheRoom()
+    {
+        // A rank ahead of the file's other ranks: their unread pages hold the room, so its
+        // marker reads get nothing and it runs past its readahead. The read that misses waits
+        // for an RPC anyway: it fetches the window it wants past the room, up to 64 pages
+        // (kMissWindowPages), not only its own 2 (pressure 2 ranks x 4097 B: one synchronous
+        // 2-page RPC per transfer before).
+        ReadaheadMount mount(config(64, 64, 0));
+        FileReadahead f(mount);
+        ReadInfo read;
+        read.length = 4097;
+        read.fileSize = kGiB;
+        read.otherReaders = true;
+        read.missingPages = 2;
+        QCOMPARE(f.onRead(read).pages(), 8u); // pages 2..9, no room signal yet
+        read.cacheRoom = 100;
+        read.unreadPages = 3740; // held 3840: a quarter or a half is all unread already
+        std::uint64_t k = 1;
+        for (;; ++k) {
+            read.offset = k * 4097;
+            const PageIndex end = (read.offset + read.length - 1) / kPageSize + 1;
+            read.missingPages = end > f.readaheadEnd() ? end - f.readaheadEnd() : 0;
+            const auto plan = f.onRead(read);
+            if (read.missingPages != 0) {
+                QCOMPARE(plan.pages(), 32u); // nextWindow(8): before, nothing
+                auto range = plan;
+                QCOMPARE(range.next()->first, end);
+                break;
+            }
+            QVERIFY(plan.empty()); // at the marker: nothing
+        }
+        QCOMPARE(k, 9u); // pages 9 and 10: page 10 is past the window
+        // At most a sixteenth of what the cache holds for readahead: 64 / 16.
+        FileReadahead g(mount);
+        read.offset = 0;
+        read.missingPages = 2;
+        read.cacheRoom = 0;
+        read.unreadPages = 64;
+        QCOMPARE(g.onRead(read).pages(), 4u);
+        // A read that misses nothing gets nothing past the room.
+        read.offset = 4097;
+        read.missingPages = 0;
+        QVERIFY(g.onRead(read).empty());
     }
 
     void discardsShrinkNoFurtherThanAnRpcsWorth()

@@ -47,9 +47,11 @@ std::uint64_t segmentsFor(std::uint32_t ranks, std::uint64_t transfer, std::uint
     return std::max<std::uint64_t>(16, mib * kMiB / (ranks * transfer));
 }
 
-// IOR-hard's read in lockstep: rank r's k-th transfer at (k * ranks + r) * transfer. `cached`:
-// a quarter of the file, or every page (0).
-Played play(std::uint32_t ranks, std::uint64_t transfer, bool quarterCached, std::uint64_t mib = 16)
+// IOR-hard's read: rank r's k-th transfer at (k * ranks + r) * transfer, each rank reading
+// `turn` transfers per turn (1: lockstep; more: ranks out of step, as threads running through
+// a time slice). `quarterCached`: a quarter of the file, or every page.
+Played play(std::uint32_t ranks, std::uint64_t transfer, bool quarterCached, std::uint64_t mib = 16,
+            std::uint64_t turn = 1)
 {
     const std::uint64_t segments = segmentsFor(ranks, transfer, mib);
     const std::uint64_t fileSize = ranks * segments * transfer;
@@ -62,9 +64,11 @@ Played play(std::uint32_t ranks, std::uint64_t transfer, bool quarterCached, std
     for (std::uint32_t r = 0; r < ranks; ++r) {
         readers.push_back(sim.addReader(1, fileSize));
     }
-    for (std::uint64_t k = 0; k < segments; ++k) {
+    for (std::uint64_t from = 0; from < segments; from += turn) {
         for (std::uint32_t r = 0; r < ranks; ++r) {
-            sim.read(readers[r], (k * ranks + r) * transfer, transfer);
+            for (std::uint64_t k = from; k < std::min(from + turn, segments); ++k) {
+                sim.read(readers[r], (k * ranks + r) * transfer, transfer);
+            }
         }
     }
     result.stats = sim.stats();
@@ -77,13 +81,14 @@ Played play(std::uint32_t ranks, std::uint64_t transfer, bool quarterCached, std
 void print(const char *what, const Played &pressured)
 {
     std::printf("%-22s file %6llu pages, cache %5llu: fetched %.3f per page, discarded %llu, "
-                "stalled %5.1f %% of steps, %6.1f pages ahead\n",
+                "stalled %5.1f %% of steps, %6.1f pages ahead, %llu reads missed\n",
                 what, static_cast<unsigned long long>(pressured.filePages),
                 static_cast<unsigned long long>(pressured.cachePages),
                 double(pressured.readaheadPages + pressured.misses) / pressured.filePages,
                 static_cast<unsigned long long>(pressured.discarded),
                 100.0 * pressured.stats.stallSteps / pressured.stats.steps,
-                pressured.stats.meanAheadPages());
+                pressured.stats.meanAheadPages(),
+                static_cast<unsigned long long>(pressured.stats.missReads));
 }
 
 } // namespace
@@ -116,6 +121,33 @@ private slots:
         // No page fetched twice but a discarded one.
         QVERIFY(pressured.readaheadPages + pressured.misses <=
                 pressured.filePages + pressured.discarded);
+    }
+
+    // Ranks out of step (a rank reads 64 transfers per turn, as a thread through its time
+    // slice) with 4097-byte transfers and the engine's visibility (hits on the fast path unseen,
+    // a page read in part keeping its readahead mark for its other reader): no discards, no page
+    // fetched twice, and at most 1 % of reads miss. The model does not show the bench's leading
+    // rank that overtakes its readahead (2-page misses): its readers wait for pages in flight.
+    // With 256 transfers per turn (a lag of the whole cache) 8 ranks fetch 1.15 pages per file
+    // page with kMissWindowPages 0 and 1.37 with 64 (670 discarded): see the README.
+    void ranksOutOfStepMissRarely_data()
+    {
+        QTest::addColumn<std::uint32_t>("ranks");
+        for (const std::uint32_t ranks : {2u, 3u, 4u, 8u}) {
+            QTest::addRow("%u ranks", ranks) << ranks;
+        }
+    }
+    void ranksOutOfStepMissRarely()
+    {
+        QFETCH(std::uint32_t, ranks);
+        const Played pressured = play(ranks, kPageSize + 1, true, 32, 64);
+        print(QTest::currentDataTag(), pressured);
+        QVERIFY2(pressured.discarded * 100 <= pressured.readaheadPages,
+                 QByteArray::number(static_cast<qulonglong>(pressured.discarded)));
+        QVERIFY(pressured.readaheadPages + pressured.misses <=
+                pressured.filePages + pressured.discarded);
+        QVERIFY2(pressured.stats.missReads * 100 <= pressured.stats.reads,
+                 QByteArray::number(static_cast<qulonglong>(pressured.stats.missReads)));
     }
 
     // The pipeline's depth where the room allows it: a lone reader of a file (every byte in

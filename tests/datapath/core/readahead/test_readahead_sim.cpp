@@ -16,6 +16,10 @@ using namespace lutra::params::catalog;
 
 namespace {
 
+// These tests count readahead's decisions read by read (readpage_not_consecutive per read),
+// so the model tells it of every read.
+constexpr auto kEveryRead = sim::Simulator::Visibility::everyRead;
+
 constexpr std::uint64_t kTransfer = 47008;
 
 std::uint64_t counter(const ReadaheadMount &mount, ReadAheadStat stat)
@@ -47,7 +51,7 @@ IorResult runIorHard(ReadaheadMount &mount, std::uint32_t ranks, std::uint64_t s
 {
     const std::uint64_t stride = ranks * kTransfer;
     const std::uint64_t fileSize = segments * stride;
-    sim::Simulator sim(mount, cachePages, 256);
+    sim::Simulator sim(mount, cachePages, 256, 0, 0, kEveryRead);
     std::vector<std::size_t> readers;
     for (std::uint32_t r = 0; r < ranks; ++r) {
         readers.push_back(sim.addReader(1, fileSize));
@@ -97,7 +101,7 @@ IorResult runIorHard(ReadaheadMount &mount, std::uint32_t ranks, std::uint64_t s
 sim::SimStats runSequential(ReadaheadMount &mount, std::uint32_t streams, std::uint64_t mib,
                             std::uint64_t cachePages)
 {
-    sim::Simulator sim(mount, cachePages, 256);
+    sim::Simulator sim(mount, cachePages, 256, 0, 0, kEveryRead);
     std::vector<std::size_t> readers;
     for (std::uint32_t s = 0; s < streams; ++s) {
         readers.push_back(sim.addReader(s + 1, mib << 20));
