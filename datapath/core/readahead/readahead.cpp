@@ -266,10 +266,11 @@ void FileReadahead::account(const ReadInfo &read, PageIndex first, PageIndex end
     }
 }
 
-std::uint64_t FileReadahead::grant(std::uint64_t want, const Limits &limits) noexcept
+std::uint64_t FileReadahead::grant(std::uint64_t want, const Limits &limits,
+                                   std::uint64_t floor) noexcept
 {
     auto &stats = m_mount->stats();
-    const std::uint64_t allowed = std::min(want, std::max(limits.pressure, limits.missFloor));
+    const std::uint64_t allowed = std::min(want, std::max(limits.pressure, floor));
     if (allowed < want) {
         stats.add(ra_failed_to_reach_end);
         if (allowed == 0) {
@@ -524,7 +525,7 @@ ReadaheadPlan FileReadahead::planSequential(const ReadInfo &read, PageIndex star
         return {};
     }
     const std::uint64_t wanted = std::min(want, filePages - start);
-    std::uint64_t pages = grant(wanted, lim);
+    std::uint64_t pages = grant(wanted, lim, lim.missFloor);
     if (pages == 0) {
         return {};
     }

@@ -245,8 +245,8 @@ private:
         // ranks fill the gaps between a reader's chunks, so the cache turns over the whole span,
         // not only the window's own pages.
         std::uint64_t span;
-        // Under pressure, for a read that misses (it waits for an RPC anyway): a window may
-        // take this many pages whatever `pressure` allows.
+        // Under pressure, for a sequential read that misses (it waits for an RPC anyway): a
+        // window may take this many pages whatever `pressure` allows.
         std::uint64_t missFloor;
     };
 
@@ -258,10 +258,10 @@ private:
                                  const Limits &limits, bool async) noexcept;
     ReadaheadPlan planStride(const ReadInfo &read, std::uint64_t want, const Limits &limits,
                              bool async) noexcept;
-    // Applies the pressure limit and the mount budget to `want` pages (already EOF-clamped).
-    // Returns the pages reserved; counts zero_size_window, failed_to_reach_end and
-    // hit_max_readahead_issue.
-    std::uint64_t grant(std::uint64_t want, const Limits &limits) noexcept;
+    // Applies the pressure limit (but allows `floor` pages whatever it says) and the mount
+    // budget to `want` pages (already EOF-clamped). Returns the pages reserved; counts
+    // zero_size_window, failed_to_reach_end and hit_max_readahead_issue.
+    std::uint64_t grant(std::uint64_t want, const Limits &limits, std::uint64_t floor = 0) noexcept;
     // Counts an issued window and lets the pressure cap grow back.
     void issued(std::uint64_t pages, bool async, bool toEof, const Limits &limits) noexcept;
     void resetWindow() noexcept;
