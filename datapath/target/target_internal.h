@@ -4,6 +4,7 @@
 
 #include "protocol/codec.h"
 #include "target/mapped_crcs.h"
+#include "target/page_crc_cache.h"
 #include "target/target_server.h"
 
 #include <atomic>
@@ -135,6 +136,7 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
     std::unique_ptr<LockManager> locks;
     jobs::JobStats jobStats;
     std::atomic<std::uint32_t> brwSizeMb{options.brwSizeMb};
+    PageCrcCache crcCache; // page CRCs of objects read or written, until they change
 
     RequestQueue queue;
     std::vector<std::unique_ptr<Worker>> workers;
@@ -174,6 +176,10 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
     Result<ZeroCopyRead> readZeroCopy(Worker &worker, Session &session, const OpenObject &object,
                                       std::uint64_t xid, std::uint64_t offset, std::uint64_t bytes,
                                       const transport::BulkDescriptor &descriptor, bool sums);
+    // A zero-copy read's page CRCs into worker.crcs: whole pages kept in crcCache, the rest
+    // summed from the page cache (and kept).
+    Status readCrcs(Worker &worker, const OpenObject &object, const FileMapping *mapping,
+                    const ObjectAttr &attr, std::uint64_t offset, std::uint64_t length);
     // The region of the worker's first `bytes` of bulk buffer (0: unregistered, if that failed).
     std::uint64_t bulkRegion(Worker &worker, std::size_t bytes);
     std::shared_ptr<Session> findSession(ClientId id);

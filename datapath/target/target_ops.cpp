@@ -138,15 +138,14 @@ namespace {
 // the file cannot be mapped, read in cache-sized chunks into the bulk buffer and summed there.
 // An object shrinking meanwhile (SIGBUS in the mapping, or a short read) is an io_error.
 Status zeroCopyPageCrcs(Worker &worker, const OpenObject &object, const FileMapping *mapping,
-                        std::uint64_t offset, std::uint64_t length)
+                        std::uint64_t offset, std::uint64_t length, std::span<std::uint32_t> out)
 {
     const auto shrank = [&object] {
         return Status(Errc::io_error,
                       "read " + object.handle.name() + ": the object shrank while it was read");
     };
     if (mapping != nullptr) {
-        if (!guardedPageCrcs(mapping->bytes().subspan(offset, length),
-                             {worker.crcs.data(), (length + kPageSize - 1) / kPageSize})) {
+        if (!guardedPageCrcs(mapping->bytes().subspan(offset, length), out)) {
             return shrank();
         }
         return {};
@@ -161,8 +160,8 @@ Status zeroCopyPageCrcs(Worker &worker, const OpenObject &object, const FileMapp
             return shrank();
         }
         if (auto status =
-                computePageCrcs({worker.bulk.get(), chunk}, {worker.crcs.data() + done / kPageSize,
-                                                             (chunk + kPageSize - 1) / kPageSize});
+                computePageCrcs({worker.bulk.get(), chunk},
+                                out.subspan(done / kPageSize, (chunk + kPageSize - 1) / kPageSize));
             !status) {
             return status;
         }
@@ -171,7 +170,48 @@ Status zeroCopyPageCrcs(Worker &worker, const OpenObject &object, const FileMapp
     return {};
 }
 
+PageCrcCache::Identity identityOf(const ObjectAttr &attr)
+{
+    return {
+        std::chrono::duration_cast<std::chrono::nanoseconds>(attr.mtime.time_since_epoch()).count(),
+        attr.size};
+}
+
+std::uint64_t pagesOf(std::uint64_t bytes)
+{
+    return (bytes + kPageSize - 1) / kPageSize;
+}
+
 } // namespace
+
+Status TargetServer::Impl::readCrcs(Worker &worker, const OpenObject &object,
+                                    const FileMapping *mapping, const ObjectAttr &attr,
+                                    std::uint64_t offset, std::uint64_t length)
+{
+    const std::uint64_t inode = object.handle.inode();
+    const std::uint64_t firstPage = offset / kPageSize;
+    // Only whole pages are kept: a short last page (the end of the object) is summed each time.
+    const std::size_t whole = offset % kPageSize == 0 ? length / kPageSize : 0;
+    const std::size_t pages = pagesOf(length);
+    const auto identity = identityOf(attr);
+    const std::span<std::uint32_t> out(worker.crcs.data(), pages);
+    if (whole > 0 && crcCache.lookup(inode, identity, firstPage, out.first(whole))) {
+        if (whole == pages) {
+            return {};
+        }
+        const std::uint64_t done = std::uint64_t{whole} * kPageSize;
+        return zeroCopyPageCrcs(worker, object, mapping, offset + done, length - done,
+                                out.subspan(whole));
+    }
+    const auto ticket = crcCache.ticket(inode);
+    if (auto status = zeroCopyPageCrcs(worker, object, mapping, offset, length, out); !status) {
+        return status;
+    }
+    if (whole > 0) {
+        crcCache.store(inode, identity, ticket, firstPage, out.first(whole));
+    }
+    return {};
+}
 
 // A read served with bulkPutFile: the transport sends straight from the object's page cache.
 // Pages of the range not in the page cache are read in first, here (makeResident), so the
@@ -215,8 +255,7 @@ TargetServer::Impl::readZeroCopy(Worker &worker, Session &session, const OpenObj
     const std::size_t pages = (length + kPageSize - 1) / kPageSize;
     if (!session.noReplyBehindFile) {
         if (sums) {
-            if (auto crcs = zeroCopyPageCrcs(worker, object, mapping.get(), offset, length);
-                !crcs) {
+            if (auto crcs = readCrcs(worker, object, mapping.get(), *attr, offset, length); !crcs) {
                 return crcs;
             }
             reply.pageCrcs = Crc32List({worker.crcs.data(), pages});
@@ -252,7 +291,7 @@ TargetServer::Impl::readZeroCopy(Worker &worker, Session &session, const OpenObj
     }
     Status crcs;
     if (sums) {
-        crcs = zeroCopyPageCrcs(worker, object, mapping.get(), offset, length);
+        crcs = readCrcs(worker, object, mapping.get(), *attr, offset, length);
     }
     // The put uses the descriptor and the fd until onBulkDone: wait even when the CRCs failed.
     put = waitBulk(worker);
@@ -431,8 +470,12 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 return StatReply{toWire(*attr)};
             } else if constexpr (std::is_same_v<T, UnlinkRequest>) {
                 jobStats.add(job, JobStats::destroy);
+                const auto gone = store->stat(body.path);
                 if (auto status = store->unlink(body.path); !status) {
                     return status;
+                }
+                if (gone) {
+                    crcCache.forget(gone->inode); // its inode may name a new object next
                 }
                 return UnlinkReply{};
             } else if constexpr (std::is_same_v<T, TruncateRequest>) {
@@ -452,10 +495,16 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 if (!punch) {
                     return punch.status();
                 }
+                // Every page from the one the new end falls in changes (or goes).
+                const std::uint64_t inode = object->handle.inode();
+                crcCache.beginChange(inode, body.size / kPageSize, PageCrcCache::kToTheEnd);
                 Status status = object->handle.truncate(body.size);
                 if (status.ok()) {
                     status = commit->commit(object->handle, 0);
                 }
+                const auto after = object->handle.stat();
+                (void)crcCache.endChange(inode, body.size / kPageSize, PageCrcCache::kToTheEnd,
+                                         after ? std::optional(identityOf(*after)) : std::nullopt);
                 (void)locks->cancel(*punch);
                 if (!status.ok()) {
                     return status;
@@ -635,10 +684,24 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 }
                 const iovec vector{worker.bulk.get(), bytes};
                 pending.commit = nullptr; // writeDurable consumes the announcement
+                const std::uint64_t inode = object->handle.inode();
+                const std::uint64_t firstPage = body.io.offset / kPageSize;
+                const std::uint64_t endPage = pagesOf(body.io.offset + bytes);
+                crcCache.beginChange(inode, firstPage, endPage);
                 auto written =
                     commit->writeDurable(object->handle, {&vector, 1}, body.io.offset, true);
+                const auto after = object->handle.stat();
+                const auto ticket =
+                    crcCache.endChange(inode, firstPage, endPage,
+                                       after ? std::optional(identityOf(*after)) : std::nullopt);
                 if (!written) {
                     return written.status();
+                }
+                // The sums just checked are the pages' CRCs now: the next read need not sum them.
+                if (after && (body.io.flags & kBulkChecksums) != 0 &&
+                    body.io.offset % kPageSize == 0) {
+                    crcCache.store(inode, identityOf(*after), ticket, firstPage,
+                                   {worker.crcs.data(), *written / kPageSize});
                 }
                 jobStats.sample(job, JobStats::write_bytes, static_cast<std::int64_t>(*written));
                 return WriteReply{static_cast<std::uint32_t>(*written)};

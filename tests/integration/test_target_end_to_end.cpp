@@ -481,6 +481,63 @@ private slots:
         QVERIFY(*after == data);
     }
 
+    // The target keeps the page CRCs of what it read or was written (PageCrcCache) until the
+    // pages change: checksummed reads after an overwrite of part of a page (whose CRC no write
+    // supplies), a truncate down and up again, and a change behind the target's back must
+    // carry the CRCs of the new bytes. Without the invalidation each read below fails with a
+    // checksum mismatch.
+    void keptPageCrcsFollowWritesAndTruncates()
+    {
+        auto session = connect("kept");
+        QVERIFY(session);
+        const std::uint64_t handle = create(*session, "kept");
+        QVERIFY(handle != 0);
+        auto expected = pattern(4 * 4096, 7);
+        QVERIFY(write(*session, handle, 0, expected).ok());
+        const auto readBack = [&]() -> bool {
+            for (int i = 0; i < 2; ++i) { // the second read is served from the kept CRCs
+                auto got = read(*session, handle, 0, 4 * 4096);
+                if (!got) {
+                    qWarning("%s", got.status().toString().c_str());
+                    return false;
+                }
+                if (*got != expected) {
+                    qWarning("the bytes read differ");
+                    return false;
+                }
+            }
+            return true;
+        };
+        QVERIFY(readBack());
+        // The head of a page: no CRC of the whole page comes with the write.
+        const auto patch = pattern(50, 8);
+        QVERIFY(write(*session, handle, 2 * 4096, patch).ok());
+        std::copy(patch.begin(), patch.end(), expected.begin() + 2 * 4096);
+        QVERIFY(readBack());
+        // Down into page 1 and up again: its tail and the pages after it read as zeros.
+        for (const std::uint64_t size : {std::uint64_t{4096 + 10}, std::uint64_t{4 * 4096}}) {
+            protocol::TruncateRequest truncate;
+            truncate.handle = handle;
+            truncate.size = size;
+            auto truncated = session->call(truncate, "e2e", soon());
+            QVERIFY2(truncated.ok(), truncated.status().toString().c_str());
+        }
+        std::fill(expected.begin() + 4096 + 10, expected.end(), std::byte{0});
+        QVERIFY(readBack());
+        // Behind the target's back (the file's mtime tells): after a pause longer than a
+        // timestamp tick, so the change shows in mtime.
+        std::this_thread::sleep_for(50ms);
+        const auto outside = pattern(4096, 9);
+        {
+            std::fstream file(m_root + "/kept", std::ios::in | std::ios::out | std::ios::binary);
+            file.seekp(3 * 4096);
+            file.write(reinterpret_cast<const char *>(outside.data()),
+                       static_cast<std::streamsize>(outside.size()));
+        }
+        std::copy(outside.begin(), outside.end(), expected.begin() + 3 * 4096);
+        QVERIFY(readBack());
+    }
+
     void acknowledgedWritesSurviveAKill()
     {
         {
