@@ -917,10 +917,10 @@ std::size_t PageCache::readCachedLookup(ObjectKey key, std::uint64_t offset,
     while (copied < out.size()) {
         const std::uint64_t pos = offset + copied;
         const PageIndex index = pos >> kPageShift;
-        Page *page = copied == 0 && hint != nullptr && hint->page != nullptr &&
-                             hint->page->holds(key, index)
-                         ? hint->page
-                         : shardOfKey().findLockFree(key, index, hash);
+        Page *page =
+            copied == 0 && hint != nullptr && hint->page != nullptr && hint->page->holds(key, index)
+                ? hint->page
+                : shardOfKey().findLockFree(key, index, hash);
         if (page == nullptr) {
             break;
         }
@@ -1026,23 +1026,34 @@ std::size_t PageCache::collectDirtyRun(ObjectKey key, PageIndex from,
     }
     const Shard &shard = shardFor(key);
     std::shared_lock lock(shard.mutex);
-    Page *head = shard.objects.find(key);
-    if (head == nullptr) {
-        return 0;
-    }
     constexpr std::uint64_t kUnavailable = Page::kLocked | Page::kWriteback;
+    const auto collectable = [](const Page &page) {
+        const std::uint64_t state = page.state.load(std::memory_order_relaxed);
+        return (state & Page::kDirty) != 0 && (state & kUnavailable) == 0;
+    };
     bool found = false;
     PageIndex start = 0;
-    Page *page = head;
-    do {
-        const std::uint64_t state = page->state.load(std::memory_order_relaxed);
-        if (page->index >= from && (state & Page::kDirty) != 0 && (state & kUnavailable) == 0 &&
-            (!found || page->index < start)) {
-            start = page->index;
-            found = true;
+    Page *page = shard.find(key, from);
+    if (page != nullptr && collectable(*page)) {
+        // The run goes on at `from` (the next run of a write-back, a sequential writer's pages):
+        // one lookup, not a walk over every cached page of the object (which made write-back
+        // quadratic in the object's cached pages: 7.8 % of ior-easy's write phase).
+        start = from;
+        found = true;
+    } else {
+        Page *head = shard.objects.find(key);
+        if (head == nullptr) {
+            return 0;
         }
-        page = RingTable<ObjectRingKey>::next(page);
-    } while (page != head);
+        page = head;
+        do {
+            if (page->index >= from && collectable(*page) && (!found || page->index < start)) {
+                start = page->index;
+                found = true;
+            }
+            page = RingTable<ObjectRingKey>::next(page);
+        } while (page != head);
+    }
     if (!found) {
         return 0;
     }

@@ -525,6 +525,43 @@ private slots:
         QCOMPARE(cache.releaseObject(key).dropped, std::size_t{12});
     }
 
+    // A run starts at the first collectable page at or after `from`: `from` itself when it is
+    // one, else the next one past a clean, missing or busy page.
+    void dirtyRunsFrom()
+    {
+        PageCache cache(smallCache(256));
+        const ObjectKey key{3, 42};
+        for (PageIndex i = 0; i < 14; ++i) {
+            if (i != 11) {
+                QVERIFY(fill(cache, key, i, 0, i != 10)); // 10 clean, 11 missing
+            }
+        }
+        std::vector<PageRef> run(2);
+        QCOMPARE(cache.collectDirtyRun(key, 5, run), std::size_t{2});
+        QCOMPARE(run[0].index(), PageIndex{5});
+        QCOMPARE(run[1].index(), PageIndex{6});
+        std::vector<PageRef> past(16);
+        QCOMPARE(cache.collectDirtyRun(key, 5, past), std::size_t{3}); // 5, 6 under write-back
+        QCOMPARE(past[0].index(), PageIndex{7});
+        QCOMPARE(past[2].index(), PageIndex{9});
+        std::vector<PageRef> clean(16);
+        QCOMPARE(cache.collectDirtyRun(key, 10, clean), std::size_t{2});
+        QCOMPARE(clean[0].index(), PageIndex{12});
+        cache.endWriteback(clean, false);
+        std::vector<PageRef> missing(16);
+        QCOMPARE(cache.collectDirtyRun(key, 11, missing), std::size_t{2});
+        QCOMPARE(missing[0].index(), PageIndex{12});
+        std::vector<PageRef> end(16);
+        QCOMPARE(cache.collectDirtyRun(key, 14, end), std::size_t{0});
+        std::vector<PageRef> before(16);
+        QCOMPARE(cache.collectDirtyRun(key, 0, before), std::size_t{5}); // 0..4
+        cache.endWriteback(run, true);
+        cache.endWriteback(past, true);
+        cache.endWriteback(missing, true);
+        cache.endWriteback(before, true);
+        QCOMPARE(cache.dirtyPages(), std::size_t{0});
+    }
+
     void chunkHooksAndSegments()
     {
         int added = 0;
