@@ -23,6 +23,28 @@ std::size_t residencyScratchBytes(std::size_t bytes) noexcept
     return bytes / pageSize() + 2;
 }
 
+bool isResident(std::span<const std::byte> data, std::span<unsigned char> scratch) noexcept
+{
+    if (data.empty()) {
+        return true;
+    }
+    const std::uintptr_t page = pageSize();
+    const auto begin = reinterpret_cast<std::uintptr_t>(data.data()) & ~(page - 1);
+    const auto end =
+        (reinterpret_cast<std::uintptr_t>(data.data()) + data.size() + page - 1) & ~(page - 1);
+    const std::size_t pages = (end - begin) / page;
+    if (scratch.size() < pages ||
+        ::mincore(reinterpret_cast<void *>(begin), end - begin, scratch.data()) != 0) {
+        return false;
+    }
+    for (std::size_t i = 0; i < pages; ++i) {
+        if ((scratch[i] & 1) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 Residency makeResident(std::span<const std::byte> data, std::span<unsigned char> scratch) noexcept
 {
     if (data.empty()) {

@@ -22,6 +22,10 @@ enum class Residency {
 // per page of the range (plus one when `data` does not start on a page). Never raises SIGBUS.
 Residency makeResident(std::span<const std::byte> data, std::span<unsigned char> scratch) noexcept;
 
+// Whether every page of `data` is in the page cache (mincore only: never reads anything in, never
+// raises SIGBUS); false also when mincore fails. `scratch` as for makeResident.
+bool isResident(std::span<const std::byte> data, std::span<unsigned char> scratch) noexcept;
+
 // The scratch bytes makeResident needs for a range of `bytes` bytes anywhere in a page.
 std::size_t residencyScratchBytes(std::size_t bytes) noexcept;
 

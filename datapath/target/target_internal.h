@@ -122,7 +122,27 @@ struct Worker {
     std::thread thread;
 };
 
+// What the kept page CRCs of an object are valid for: its mtime and size (ObjectHandle::stat).
+inline PageCrcCache::Identity identityOf(const ObjectAttr &attr)
+{
+    return {
+        std::chrono::duration_cast<std::chrono::nanoseconds>(attr.mtime.time_since_epoch()).count(),
+        attr.size};
+}
+
+// A read served on the transport's I/O thread (serveReadInline), held until its onBulkDone:
+// the object's fd must stay open while the transport sends from it.
+struct InlineRead {
+    std::shared_ptr<Session> session;
+    std::shared_ptr<OpenObject> object;
+    std::uint64_t xid = 0;
+};
+
 struct TargetServer::Impl final : transport::Handler, LockCallbacks {
+    // onBulkDone tags from here on are inline reads (below them: service threads' indexes).
+    static constexpr std::uint64_t kInlineTagBase = std::uint64_t{1} << 32;
+    static constexpr std::size_t kInlineReads = 256; // in flight at once, over all connections
+
     TargetOptions options;
     std::string category; // log category "target.<name>"
 
@@ -137,6 +157,11 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
     jobs::JobStats jobStats;
     std::atomic<std::uint32_t> brwSizeMb{options.brwSizeMb};
     PageCrcCache crcCache; // page CRCs of objects read or written, until they change
+    // Reads served on I/O threads: a fixed table and its free list.
+    std::mutex inlineMutex;
+    std::vector<InlineRead> inlineReads;
+    std::vector<std::uint32_t> inlineFree;
+    std::atomic<std::uint64_t> inlineReadCount{0};
 
     RequestQueue queue;
     std::vector<std::unique_ptr<Worker>> workers;
@@ -176,6 +201,13 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
     Result<ZeroCopyRead> readZeroCopy(Worker &worker, Session &session, const OpenObject &object,
                                       std::uint64_t xid, std::uint64_t offset, std::uint64_t bytes,
                                       const transport::BulkDescriptor &descriptor, bool sums);
+    // On the I/O thread that received it: a read whose pages are all in the page cache (and whose
+    // CRCs, with checksums, are all kept) goes out at once with bulkPutFileThenSend, with no
+    // service thread. False: not such a read, or no room; the caller queues it as any request.
+    bool serveReadInline(transport::Connection &connection, Session &session,
+                         std::span<const std::byte> message) noexcept;
+    // Its onBulkDone: the table entry back; on failure the error reply its data could not carry.
+    void finishInlineRead(std::uint32_t index, const Status &status) noexcept;
     // A zero-copy read's page CRCs into worker.crcs: whole pages kept in crcCache, the rest
     // summed from the page cache (and kept).
     Status readCrcs(Worker &worker, const OpenObject &object, const FileMapping *mapping,

@@ -170,13 +170,6 @@ Status zeroCopyPageCrcs(Worker &worker, const OpenObject &object, const FileMapp
     return {};
 }
 
-PageCrcCache::Identity identityOf(const ObjectAttr &attr)
-{
-    return {
-        std::chrono::duration_cast<std::chrono::nanoseconds>(attr.mtime.time_since_epoch()).count(),
-        attr.size};
-}
-
 std::uint64_t pagesOf(std::uint64_t bytes)
 {
     return (bytes + kPageSize - 1) / kPageSize;

@@ -97,6 +97,10 @@ TargetServer::Impl::Impl(TargetOptions opts)
     : options(std::move(opts)), category("target." + options.name),
       queue(std::max<std::size_t>(options.requestSlots, 1))
 {
+    inlineReads.resize(kInlineReads);
+    for (std::size_t i = kInlineReads; i > 0; --i) {
+        inlineFree.push_back(static_cast<std::uint32_t>(i - 1));
+    }
 }
 
 Status TargetServer::Impl::publish(params::Registry &registry)
@@ -327,6 +331,9 @@ void TargetServer::Impl::onMessage(transport::Connection &connection,
     if (session == nullptr) {
         return;
     }
+    if (serveReadInline(connection, *session, message)) {
+        return;
+    }
     const int index = message.size() <= protocol::kMaxMessageSize ? queue.acquire() : -1;
     if (index >= 0) {
         RequestSlot &slot = queue.slot(static_cast<std::uint32_t>(index));
@@ -359,6 +366,12 @@ void TargetServer::Impl::onMessage(transport::Connection &connection,
 void TargetServer::Impl::onBulkDone(transport::Connection & /*connection*/, std::uint64_t tag,
                                     const Status &status) noexcept
 {
+    if (tag >= kInlineTagBase) {
+        if (tag - kInlineTagBase < kInlineReads) {
+            finishInlineRead(static_cast<std::uint32_t>(tag - kInlineTagBase), status);
+        }
+        return;
+    }
     if (tag >= workers.size()) {
         return;
     }

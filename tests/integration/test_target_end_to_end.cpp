@@ -7,6 +7,7 @@
 #include "target_process.h"
 #include "transport/loader.h"
 
+#include <QScopeGuard>
 #include <QTest>
 
 #include <fcntl.h>
@@ -536,6 +537,48 @@ private slots:
         }
         std::copy(outside.begin(), outside.end(), expected.begin() + 3 * 4096);
         QVERIFY(readBack());
+    }
+
+    // A read whose pages are cached (and, with checksums, whose page CRCs are kept) is served on
+    // the transport's I/O thread: it completes while the target's only service thread is stuck
+    // in a lock enqueue that waits for an unresponsive holder, and a stat (which needs that
+    // thread) does not. Without the inline path the read times out like the stat.
+    void cachedReadsNeedNoServiceThread()
+    {
+        m_target.reset();
+        startTarget({"--threads", "1"});
+        auto reader = connect("reader");
+        auto holder = connect("holder");
+        auto waiter = connect("waiter");
+        QVERIFY(reader && holder && waiter);
+        const std::uint64_t handle = create(*reader, "hot");
+        QVERIFY(handle != 0);
+        const auto data = pattern(8 * 4096, 4);
+        QVERIFY(write(*reader, handle, 0, data).ok()); // checksummed: its page CRCs are kept
+        protocol::OpenRequest open;
+        open.path = "hot";
+        auto holderOpen = holder->call(open, "e2e", soon());
+        auto waiterOpen = waiter->call(open, "e2e", soon());
+        QVERIFY(holderOpen.ok() && waiterOpen.ok());
+        protocol::LockEnqueueRequest pw;
+        pw.handle = holderOpen->handle;
+        pw.mode = protocol::LockMode::pw;
+        QVERIFY(holder->call(pw, "e2e", soon()).ok()); // and never cancels
+        pw.handle = waiterOpen->handle;
+        std::thread stuck([&] { (void)waiter->call(pw, "e2e", transport::deadlineIn(3s)); });
+        const auto joinStuck = qScopeGuard([&] { stuck.join(); });
+        std::this_thread::sleep_for(200ms); // the service thread takes the enqueue and waits
+
+        protocol::StatRequest stat;
+        stat.path = "hot";
+        QCOMPARE(reader->call(stat, "e2e", transport::deadlineIn(300ms)).status().code(),
+                 Errc::timeout);
+        for (const bool checksums : {false, true}) {
+            auto got = testing::readObject(*reader, handle, 0, data.size(), checksums, "e2e",
+                                           transport::deadlineIn(2s));
+            QVERIFY2(got.ok(), got.status().toString().c_str());
+            QVERIFY(*got == data);
+        }
     }
 
     void acknowledgedWritesSurviveAKill()
