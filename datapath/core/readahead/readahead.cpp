@@ -43,10 +43,11 @@ constexpr std::uint64_t kMinPressureReads = 2;
 // A stride gap up to an RPC's cost is read with the chunks around it; with several ranks the
 // gaps are the other ranks' chunks, read anyway.
 constexpr std::uint64_t kFilledGapBytes = kRpcCostPages * kPageSize;
-// A read that misses waits for an RPC whatever readahead does, so its window may take at least
-// this many pages past the pressure limit: a reader that ran past its readahead while the room
-// granted nothing (a rank ahead of the file's other ranks, whose unread pages hold the room)
-// read one 2-page RPC per 4097-byte transfer, waiting for each (pressure 2-8 ranks x 4097 B).
+// A read that misses waits for an RPC whatever readahead does, so its sequential window may take
+// at least this many pages past the pressure limit: a reader that ran past its readahead while
+// the room granted nothing (a rank ahead of the file's other rank, whose half-read pages hold the
+// room) read one 2-page RPC per 4097-byte transfer, waiting for each (pressure 2 ranks x
+// 4097 B). Not for stride windows: 8 ranks x 4097 B then discarded up to 7 %.
 constexpr std::uint64_t kMissWindowPages = 4 * kRpcCostPages;
 // ... but not more than this share of what the cache holds for readahead, so that several
 // readers each overshooting by one such window stay well within the cache. Only for reads

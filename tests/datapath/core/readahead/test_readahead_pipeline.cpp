@@ -129,7 +129,7 @@ private slots:
     // fetched twice, and at most 1 % of reads miss. The model does not show the bench's leading
     // rank that overtakes its readahead (2-page misses): its readers wait for pages in flight.
     // With 256 transfers per turn (a lag of the whole cache) 8 ranks fetch 1.15 pages per file
-    // page with kMissWindowPages 0 and 1.37 with 64 (670 discarded): see the README.
+    // page: a lag that big overruns the cache (not asserted; see the README).
     void ranksOutOfStepMissRarely_data()
     {
         QTest::addColumn<std::uint32_t>("ranks");
