@@ -196,6 +196,13 @@ private slots:
             view->source()->text().contains(QStringLiteral("3 of 3 nodes have reads to rate")),
             10000);
         QVERIFY(view->source()->isVisible());
+        // How often the charts can change, and why that often.
+        const FleetTelemetry &fleet = *m_cluster->fleet();
+        QVERIFY2(view->source()->text().contains(
+                     QStringLiteral("polled every %1 s as %2")
+                         .arg(QString::number(fleet.pollIntervalMs() / 1000.0),
+                              fleet.pollIntervalSource())),
+                 qPrintable(view->source()->text()));
         QCOMPARE(streamingNodes(*m_cluster), 0);
         // Every node reads all along: its heat-map row is one run, not stripes of empty
         // half-second buckets between the 1 s samples.
