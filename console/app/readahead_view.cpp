@@ -11,8 +11,11 @@
 #include "widgets/heat_map.h"
 #include "widgets/time_chart.h"
 
+#include <QChart>
+#include <QChartView>
 #include <QComboBox>
 #include <QDateTime>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -68,9 +71,13 @@ QString sourceText(const FleetTelemetry &fleet, int withSeries, int nodes)
         return ReadaheadView::tr("Asking Prometheus %1…").arg(server);
     }
     const qint64 age = (QDateTime::currentMSecsSinceEpoch() - fleet.lastUpdateMs()) / 1000;
-    return ReadaheadView::tr("From Prometheus %1 (1-minute rates, updated %2 s ago): %3 of %4 "
-                             "nodes have reads to rate; only the node you open streams.")
+    // The poll interval and where it comes from: how stale a chart can be, and what to change.
+    return ReadaheadView::tr("From Prometheus %1 (1-minute rates, polled every %2 s as %3, "
+                             "updated %4 s ago): %5 of %6 nodes have reads to rate; only the node "
+                             "you open streams.")
         .arg(server)
+        .arg(QString::number(fleet.pollIntervalMs() / 1000.0))
+        .arg(fleet.pollIntervalSource())
         .arg(age)
         .arg(withSeries)
         .arg(nodes);
@@ -142,9 +149,10 @@ ReadaheadView::ReadaheadView(ClusterController &cluster, QWidget *parent)
     nodeLayout->addWidget(m_counters);
     nodeLayout->addWidget(scroll, 1);
 
-    // Cluster scope: the band and the worst nodes on top, the heat map below.
-    auto *clusterPage = new QSplitter(Qt::Vertical);
-    auto *upper = new QSplitter(Qt::Horizontal);
+    // Cluster scope: the band over the heat map, one time axis read down both (alignTimeAxes),
+    // and the worst nodes beside them.
+    auto *clusterPage = new QSplitter(Qt::Horizontal);
+    auto *timeColumn = new QSplitter(Qt::Vertical);
     m_band->setObjectName("readahead.band");
     showRatio(*m_band);
     m_worst->setObjectName("readahead.worst");
@@ -155,13 +163,17 @@ ReadaheadView::ReadaheadView(ClusterController &cluster, QWidget *parent)
     worstLayout->setContentsMargins(0, 0, 0, 0);
     worstLayout->addWidget(new QLabel(tr("Worst hit ratio now")));
     worstLayout->addWidget(m_worst);
-    upper->addWidget(m_band);
-    upper->addWidget(worstBox);
-    upper->setStretchFactor(0, 3);
     m_heatMap->setObjectName("readahead.heatmap");
     m_heatMap->setToolTip(tr("Hit ratio per node over time; double-click a node to open it"));
-    clusterPage->addWidget(upper);
-    clusterPage->addWidget(m_heatMap);
+    timeColumn->addWidget(m_band);
+    timeColumn->addWidget(m_heatMap);
+    clusterPage->addWidget(timeColumn);
+    clusterPage->addWidget(worstBox);
+    clusterPage->setStretchFactor(0, 3);
+    // Either side's geometry moves the shared axis: the chart's layout, the heat map's size.
+    connect(m_band->chartView()->chart(), &QChart::plotAreaChanged, this,
+            [this] { alignTimeAxes(); });
+    m_heatMap->installEventFilter(this);
     m_source->setObjectName("readahead.source");
     m_source->setWordWrap(true);
     m_source->setVisible(false);
@@ -202,6 +214,46 @@ ReadaheadView::ReadaheadView(ClusterController &cluster, QWidget *parent)
             }
         }
     });
+}
+
+bool ReadaheadView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_heatMap &&
+        (event->type() == QEvent::Resize || event->type() == QEvent::Show)) {
+        alignTimeAxes();
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void ReadaheadView::alignTimeAxes()
+{
+    QChartView *view = m_band->chartView();
+    QChart *chart = view->chart();
+    const QRectF plot = chart->plotArea();
+    if (plot.width() < 1 || !m_heatMap->isVisible() || !view->isVisible()) {
+        return; // not laid out or not on screen yet: plotAreaChanged or the heat map's show comes
+    }
+    // Room at the chart's right for the heat map's colour scale, so the cells can end where the
+    // plot ends. A new margin lays the chart out again later (plotAreaChanged calls this once
+    // more); until then the plot area is the one the margin was set for, so it is not measured
+    // against it again.
+    const int plotRight = view->mapFromScene(plot.topRight()).x();
+    const int missing = m_heatMap->legendSpace() - (view->viewport()->width() - plotRight);
+    if (std::abs(missing) > 1 && plot != m_plotAtMarginChange) {
+        QMargins margins = chart->margins();
+        margins.setRight(std::max(kBandRightMargin, margins.right() + missing));
+        if (margins != chart->margins()) {
+            m_plotAtMarginChange = plot;
+            chart->setMargins(margins);
+            return;
+        }
+    }
+    // The plot's left and right edges in the heat map's coordinates (siblings: through global).
+    const auto toHeatMap = [&](const QPointF &scene) {
+        return m_heatMap->mapFromGlobal(view->viewport()->mapToGlobal(view->mapFromScene(scene)))
+            .x();
+    };
+    m_heatMap->setCellsSpan(toHeatMap(plot.topLeft()), toHeatMap(plot.topRight()));
 }
 
 void ReadaheadView::setScope(Scope scope)
@@ -380,6 +432,10 @@ void ReadaheadView::refreshCluster(qint64 fromMs, qint64 toMs)
         worst << RankingEntry{names.at(index), latest.at(index), misses.at(index)};
     }
     m_ranking->setEntries(worst);
+    // New names and numbers: the header sizes columns from contents only on layout changes.
+    for (int column = 0; column + 1 < m_ranking->columnCount(); ++column) {
+        m_worst->resizeColumnToContents(column); // the last one stretches
+    }
 }
 
 } // namespace lutra::console

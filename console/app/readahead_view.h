@@ -5,6 +5,7 @@
 // With a Prometheus in the cluster file, the cluster scope draws its 1-minute rates instead of
 // the nodes' streams (only the node shown in node scope streams).
 
+#include <QRectF>
 #include <QWidget>
 
 class QComboBox;
@@ -47,10 +48,15 @@ public:
 
     static constexpr int kWorstNodes = 10;
 
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
 private:
     void refreshNode(qint64 fromMs, qint64 toMs);
     void refreshCluster(qint64 fromMs, qint64 toMs);
     void updateCounterChoices(const QStringList &names);
+    // The heat map's cells under the band's plot area: their time axes line up.
+    void alignTimeAxes();
 
     ClusterController &m_cluster;
     QComboBox *m_scope;
@@ -64,6 +70,8 @@ private:
     RankingModel *m_ranking;
     QTableView *m_worst;
     QLabel *m_source;
+    QRectF m_plotAtMarginChange; // alignTimeAxes: the band's plot area when it last moved a margin
+    static constexpr int kBandRightMargin = 12; // TimeChart's own, the least alignTimeAxes sets
 };
 
 } // namespace lutra::console

@@ -331,7 +331,25 @@ void HeatMap::rebuildImage()
 
 int HeatMap::labelWidth() const
 {
+    if (m_spanLeft >= 0) {
+        return std::max(0, cellsRect().left() - 2 * kMargin);
+    }
     return std::min(m_widestLabel, width() / 4);
+}
+
+void HeatMap::setCellsSpan(int left, int right)
+{
+    if (left == m_spanLeft && right == m_spanRight) {
+        return;
+    }
+    m_spanLeft = left;
+    m_spanRight = right;
+    update();
+}
+
+int HeatMap::legendSpace() const
+{
+    return width() - legendRect().left() + 2 * kMargin;
 }
 
 QRect HeatMap::legendRect() const
@@ -348,10 +366,16 @@ QRect HeatMap::legendRect() const
 QRect HeatMap::cellsRect() const
 {
     const QFontMetrics metrics = fontMetrics();
-    const int left = kMargin + labelWidth() + kMargin;
-    const int right = legendRect().left() - 2 * kMargin;
+    const int naturalRight = legendRect().left() - 2 * kMargin;
+    int left = kMargin + std::min(m_widestLabel, width() / 4) + kMargin;
+    int right = naturalRight;
+    if (m_spanLeft >= 0 && m_spanRight > m_spanLeft) {
+        // The aligned span, kept clear of the legend and of the widget's left edge.
+        left = std::max(m_spanLeft, 2 * kMargin);
+        right = std::min(m_spanRight, naturalRight);
+    }
     const int bottom = height() - kMargin - metrics.height() - kTick;
-    return QRect(QPoint(left, kMargin), QPoint(right - 1, bottom - 1));
+    return QRect(QPoint(left, kMargin), QPoint(std::max(left, right) - 1, bottom - 1));
 }
 
 HeatMap::Cell HeatMap::cellAt(const QPoint &position) const

@@ -39,6 +39,16 @@ public:
     QPoint cellCenter(int row, int bucket) const; // widget coordinates
     qint64 bucketStart(int bucket) const;
 
+    // Where the cells go across (widget x of the first and one past the last column), so a chart
+    // above can put its plot area there and the two time axes line up; the row labels are elided
+    // into what is left of `left`. An empty span (the default) lays the cells out alone.
+    void setCellsSpan(int left, int right);
+    // Width right of the cells that the colour scale needs: what a chart aligned with the cells
+    // leaves free at its right.
+    int legendSpace() const;
+    // Where the cells, the row labels, the time axis and the legend go at the current size.
+    QRect cellsRect() const;
+
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
@@ -60,14 +70,14 @@ private:
     QString formatValue(double value, bool brief = false) const;
     void rebuildImage();
     void measureLabels();
-    // Where the cells, the row labels, the time axis and the legend go at the current size.
-    QRect cellsRect() const;
     QRect legendRect() const;
     int labelWidth() const;
     Cell cellAt(const QPoint &position) const;
 
     QStringList m_labels;
     int m_widestLabel = 0; // measured when the labels or the font change, not per paint
+    int m_spanLeft = -1;   // setCellsSpan; -1: laid out alone
+    int m_spanRight = -1;
     QList<QList<double>> m_values;
     int m_buckets = 0;
     qint64 m_from = 0;

@@ -142,6 +142,35 @@ private Q_SLOTS:
         QVERIFY(test::saveScreenshot(&map, QStringLiteral("heat-map")));
     }
 
+    // A chart above sets where the cells go across: they follow, the labels take what is left
+    // of them, the legend keeps its room, and an empty span lays them out alone again.
+    void cellsFollowASpan()
+    {
+        HeatMap map;
+        map.setData(nodes(), ratios(), baseMs(), baseMs() + 3600 * 1000LL);
+        map.resize(900, 320);
+        map.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&map));
+        const QRect alone = map.cellsRect();
+        QVERIFY(map.legendSpace() > 0);
+        QCOMPARE(alone.right() + 1 + map.legendSpace(), map.width());
+
+        map.setCellsSpan(100, 700);
+        QCOMPARE(map.cellsRect().left(), 100);
+        QCOMPARE(map.cellsRect().right() + 1, 700);
+        QCOMPARE(map.cellsRect().top(), alone.top());
+        QCOMPARE(map.cellsRect().bottom(), alone.bottom());
+        const QImage image = map.grab().toImage();
+        QCOMPARE(image.pixelColor(map.cellCenter(2, 32)), map.colorAt(2, 32));
+        QVERIFY(map.cellCenter(0, 0).x() >= 100 && map.cellCenter(0, 59).x() < 700);
+
+        // Never under the legend, however far right the chart's plot reaches.
+        map.setCellsSpan(100, map.width());
+        QCOMPARE(map.cellsRect().right(), alone.right());
+        map.setCellsSpan(-1, -1);
+        QCOMPARE(map.cellsRect(), alone);
+    }
+
     void tooltipAndDoubleClick()
     {
         HeatMap map;
