@@ -2,6 +2,7 @@
 
 #include "models/format.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace lutra::console {
@@ -20,6 +21,19 @@ bool sameValue(const CounterRow &row, const Counter &counter)
 bool sameRate(double a, double b)
 {
     return (std::isnan(a) && std::isnan(b)) || a == b;
+}
+
+// What an admin reads first comes first: the readahead counters (the hit ratio), then the page
+// cache (cached pages against max_cached_mb); every other block after them in the data's order.
+int displayRank(const QString &block)
+{
+    if (block.endsWith(QStringLiteral(".read_ahead_stats"))) {
+        return 0;
+    }
+    if (block.endsWith(QStringLiteral(".page_cache_stats"))) {
+        return 1;
+    }
+    return 2;
 }
 
 } // namespace
@@ -47,6 +61,13 @@ void CounterBlocksModel::setCounters(const CounterUpdate &update)
                 blockNames.append(block.name);
                 blocks.append(&block);
             }
+        }
+        std::stable_sort(blocks.begin(), blocks.end(), [](const auto *a, const auto *b) {
+            return displayRank(a->name) < displayRank(b->name);
+        });
+        blockNames.clear();
+        for (const CounterBlock *block : blocks) {
+            blockNames.append(block->name);
         }
         syncChildren(instanceItem, blockNames, [](Item &) {});
 

@@ -69,6 +69,40 @@ BlockRates rates(const QString &instanceId, const QString &blockName, QStringLis
 class TestCounterBlocksModel : public QObject {
     Q_OBJECT
 private slots:
+    // The data comes in name order; the readahead and page cache blocks lead, the rest follow in
+    // that order, and a later update in the same order moves nothing.
+    void readaheadAndPageCacheLead()
+    {
+        CounterBlocksModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const QString pageCache = QStringLiteral("llite.lutra.page_cache_stats");
+        const QString locks = QStringLiteral("ldlm.namespaces.ost0.lock_stats");
+        const auto feed = [&](quint64 hits) {
+            model.setCounters(update(
+                1, {instance(QStringLiteral("client-lutra"),
+                             {block(locks, {counter(QStringLiteral("granted"), 3)}),
+                              block(pageCache, {counter(QStringLiteral("cache_hit"), 5)}),
+                              block(readahead, {counter(QStringLiteral("hits"), hits)}),
+                              block(rpcStats, {counter(QStringLiteral("read_rpcs"), 2)})})}));
+        };
+        feed(1);
+        const QStringList expected{
+            "client-lutra |  |  | ",           "  llite.lutra.read_ahead_stats |  |  | ",
+            "    hits | 1 | — | samples",      "  llite.lutra.page_cache_stats |  |  | ",
+            "    cache_hit | 5 | — | samples", "  ldlm.namespaces.ost0.lock_stats |  |  | ",
+            "    granted | 3 | — | samples",   "  osc.ost0.rpc_stats |  |  | ",
+            "    read_rpcs | 2 | — | samples"};
+        QCOMPARE(printModel(model), expected);
+        QSignalSpy moved(&model, &QAbstractItemModel::rowsMoved);
+        QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
+        feed(2);
+        QCOMPARE(moved.size(), 0);
+        QCOMPARE(removed.size(), 0);
+        QCOMPARE(model.index(0, 1, model.index(0, 0, model.index(0, 0))).data().toString(),
+                 QStringLiteral("2"));
+    }
+
     void feedsInSteps()
     {
         CounterBlocksModel model;
