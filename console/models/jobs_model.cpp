@@ -119,12 +119,19 @@ void JobsModel::setNowMs(qint64 nowMs)
 
 QStringList JobsModel::nodesOf(const QString &job) const
 {
-    QStringList nodes;
+    QStringList clients;
+    QStringList any;
     for (auto it = m_nodes.cbegin(); it != m_nodes.cend(); ++it) {
-        if (it->jobs.contains(job)) {
-            nodes.append(it.key());
+        const auto found = it->jobs.constFind(job);
+        if (found == it->jobs.cend()) {
+            continue;
+        }
+        any.append(it.key());
+        if (found->client.present) {
+            clients.append(it.key());
         }
     }
+    QStringList &nodes = clients.isEmpty() ? any : clients;
     std::sort(nodes.begin(), nodes.end(), naturalLess);
     return nodes;
 }

@@ -49,8 +49,11 @@ public:
     // The clock "12s ago" is counted against.
     void setNowMs(qint64 nowMs);
 
-    QStringList nodesOf(const QString &job) const; // natural order, filtered out or not
-    QStringList jobs() const;                      // the rows, in order
+    // Where a flush of `job` acts, in natural order, filtered out or not: the nodes whose clients
+    // reported it when any did (a target-only node holds none of its pages or locks), otherwise
+    // every node that knows it.
+    QStringList nodesOf(const QString &job) const;
+    QStringList jobs() const; // the rows, in order
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;

@@ -202,8 +202,17 @@ private slots:
                  QStringLiteral("Counted from the clients' job_stats (llite) on node001\nNot "
                                 "added: the targets' job_stats on node001, oss1 describe the same "
                                 "I/O"));
-        // Flushing reaches every node that knows the job.
-        QCOMPARE(model.nodesOf(job), QStringList({"node001", "oss1"}));
+        // A flush goes where its clients ran: oss1 only serves it, with none of its pages or locks.
+        QCOMPARE(model.nodesOf(job), QStringList({"node001"}));
+        // A job no client reported (its clients are not lutra's): every node that knows it.
+        const QString targetOnly = QStringLiteral("job.2002");
+        model.setNodeJobs(
+            QStringLiteral("oss1"),
+            {targetSide(644 * MiB, 1), stat(target, targetBlock, targetOnly, 1,
+                                            {counter(QStringLiteral("read_bytes"), 8, 4 * MiB)})},
+            0);
+        QCOMPARE(model.nodesOf(targetOnly), QStringList({"oss1"}));
+        model.setNodeJobs(QStringLiteral("oss1"), {targetSide(644 * MiB, 1)}, 0);
 
         // Rates are the clients' too.
         model.setNodeJobs(QStringLiteral("node001"),
