@@ -160,6 +160,11 @@ void TcpConnection::unexposeBulk(const BulkDescriptor &descriptor) noexcept
     }
     std::lock_guard lock(m_mutex);
     m_exposures.releaseIfCurrent(wire->slot, wire->generation);
+    // Waits for a receive into this memory in progress; the rest of its frame is skipped.
+    std::lock_guard memory(m_rxMemoryMutex);
+    if (m_rxExposureSlot == wire->slot && m_rxExposureGeneration == wire->generation) {
+        m_rxRevoked = true;
+    }
 }
 
 Status TcpConnection::startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
@@ -540,6 +545,20 @@ void TcpConnection::onReadable() noexcept
             fd = m_fd;
         }
         ssize_t n = 0;
+        // Held from the read into exposed memory through its sums (see m_rxMemoryMutex).
+        std::unique_lock memory(m_rxMemoryMutex, std::defer_lock);
+        if (m_rxPhase == RxPhase::bulk) {
+            memory.lock();
+            if (m_rxRevoked) {
+                memory.unlock();
+                m_engine->log(LogLevel::warning, "discarding the last " +
+                                                     std::to_string(m_rxRemaining) +
+                                                     " bytes of a bulk put from " + m_peer +
+                                                     ": its memory was taken back meanwhile");
+                m_rxSummer.stop();
+                m_rxPhase = RxPhase::discard;
+            }
+        }
         switch (m_rxPhase) {
         case RxPhase::header:
             n = ::recv(fd, m_rxHeaderBytes.data() + m_rxHave, kHeaderSize - m_rxHave, 0);
@@ -566,6 +585,9 @@ void TcpConnection::onReadable() noexcept
             n = ::recv(fd, m_thread.scratch(), std::min<std::uint64_t>(m_rxRemaining, kScratchSize),
                        0);
             break;
+        }
+        if (n <= 0 && memory.owns_lock()) {
+            memory.unlock(); // teardown's handlers may unexpose
         }
         if (n == 0) {
             const bool clean = m_rxPhase == RxPhase::header && m_rxHave == 0;
@@ -621,6 +643,7 @@ void TcpConnection::onReadable() noexcept
                 ++m_rxIovIndex;
                 m_rxIovOffset = 0;
             }
+            memory.unlock();
             if (m_rxRemaining == 0 && !finishFrame()) {
                 return;
             }
@@ -699,6 +722,12 @@ bool TcpConnection::dispatchHeader() noexcept
         m_rxRemaining = h.length;
         m_rxOp = UINT32_MAX;
         m_rxSummer.start(exposure->sums);
+        {
+            std::lock_guard memory(m_rxMemoryMutex);
+            m_rxExposureSlot = slotOf(h.cookie);
+            m_rxExposureGeneration = generationOf(h.cookie);
+            m_rxRevoked = false;
+        }
         m_rxPhase = RxPhase::bulk;
         return true;
     }
@@ -749,6 +778,11 @@ bool TcpConnection::dispatchHeader() noexcept
         m_rxIovOffset = 0;
         m_rxRemaining = h.length;
         m_rxSummer.stop();
+        {
+            std::lock_guard memory(m_rxMemoryMutex);
+            m_rxExposureSlot = UINT32_MAX; // this side's own get buffer, not an exposure
+            m_rxRevoked = false;
+        }
         m_rxPhase = RxPhase::bulk;
         return true;
     }

@@ -175,6 +175,16 @@ private:
     std::vector<iovec> m_exposureIov;
     std::uint32_t m_pendingGetData = 0; // answers queued for the peer's get requests
 
+    // The exposure a put is landing in, so that unexposeBulk can stop a frame that is still
+    // arriving from writing into memory the host took back (a request that timed out): the I/O
+    // thread reads into (and sums) exposed memory only while holding m_rxMemoryMutex and after
+    // checking m_rxRevoked; unexposeBulk sets it under the same mutex, so once it returns nothing
+    // more lands. Set with m_mutex held too (lock order: m_mutex, then m_rxMemoryMutex).
+    std::mutex m_rxMemoryMutex;
+    std::uint32_t m_rxExposureSlot = UINT32_MAX; // UINT32_MAX: the frame lands in no exposure
+    std::uint32_t m_rxExposureGeneration = 0;
+    bool m_rxRevoked = false;
+
     // I/O thread only.
     RxPhase m_rxPhase = RxPhase::header;
     std::array<std::byte, kHeaderSize> m_rxHeaderBytes{};

@@ -1063,6 +1063,69 @@ private slots:
         QVERIFY(client->connected());
     }
 
+    // A put still arriving when the host takes its memory back (a request that timed out): once
+    // unexposeBulk returns, not one more byte lands there; the rest of the frame is skipped and
+    // the connection goes on.
+    void unexposeStopsAPutStillArriving()
+    {
+        if (m_plugin != "tcp") {
+            QSKIP("raw-socket framing cases are tcp-specific");
+        }
+        namespace tcp = lutra::transport::tcp;
+        const int fd = rawConnect(m_listener->uri());
+        QVERIFY(fd >= 0);
+        const auto closeRaw = qScopeGuard([fd] { ::close(fd); });
+        QVERIFY(rawHandshake(fd));
+        QVERIFY(m_serverHandler.waitFor([&] { return !m_serverHandler.accepted.empty(); }));
+        const ConnectionPtr server = m_serverHandler.accepted.back();
+
+        constexpr std::size_t kSize = 64 * 1024;
+        constexpr std::size_t kFirst = 16 * 1024;
+        std::vector<std::byte> memory(kSize, std::byte{0xAA});
+        const Segment segment{memory.data(), memory.size(), 0};
+        const auto exposed = server->exposeBulk({&segment, 1}, BulkAccess::putInto);
+        QVERIFY2(exposed.ok(), exposed.status().toString().c_str());
+        const auto wire = lutra::transport::kit::peekDescriptor<tcp::WireDescriptor>(*exposed);
+        QVERIFY(wire.has_value());
+
+        tcp::FrameHeader header;
+        header.type = static_cast<std::uint8_t>(tcp::FrameType::putData);
+        header.length = kSize;
+        header.cookie = tcp::cookieOf(wire->slot, wire->generation);
+        std::array<std::byte, tcp::kHeaderSize> raw{};
+        tcp::encode(header, raw.data());
+        QVERIFY(rawSend(fd, raw.data(), raw.size()));
+        const std::vector<std::byte> first(kFirst, std::byte{0x11});
+        QVERIFY(rawSend(fd, first.data(), first.size()));
+        // The first part landed (the I/O thread writes it; the test only reads).
+        QTRY_VERIFY_WITH_TIMEOUT(
+            std::atomic_ref<std::byte>(memory[kFirst - 1]).load() == std::byte{0x11}, 5000);
+
+        server->unexposeBulk(*exposed);
+        std::fill(memory.begin(), memory.end(), std::byte{0xAA});
+        const std::vector<std::byte> rest(kSize - kFirst, std::byte{0x22});
+        QVERIFY(rawSend(fd, rest.data(), rest.size()));
+        // A message behind the data: once it is delivered, the rest was read (and skipped).
+        const std::string_view after = "after the put";
+        header = {};
+        header.type = static_cast<std::uint8_t>(tcp::FrameType::message);
+        header.length = after.size();
+        tcp::encode(header, raw.data());
+        QVERIFY(rawSend(fd, raw.data(), raw.size()));
+        QVERIFY(rawSend(fd, after.data(), after.size()));
+        QVERIFY(m_serverHandler.waitFor([&] {
+            return std::find(m_serverHandler.messages.begin(), m_serverHandler.messages.end(),
+                             after) != m_serverHandler.messages.end();
+        }));
+        const auto written = std::find_if(memory.begin(), memory.end(),
+                                          [](std::byte b) { return b != std::byte{0xAA}; });
+        QVERIFY2(written == memory.end(),
+                 qPrintable(QString("byte %1 written after unexposeBulk returned")
+                                .arg(written - memory.begin())));
+        QVERIFY(m_log.has("taken back meanwhile"));
+        QVERIFY(server->connected());
+    }
+
     void connectToClosedPort()
     {
         const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
