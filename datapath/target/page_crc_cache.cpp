@@ -12,12 +12,47 @@ void PageCrcCache::dropPages(Object &object, std::uint64_t firstPage, std::uint6
     }
 }
 
+bool PageCrcCache::makeRoom(Shard &shard, std::uint64_t keep, std::size_t objects,
+                            std::uint64_t pages)
+{
+    if (objects > kShardObjects || pages > kShardPages) {
+        return false;
+    }
+    while (shard.objects.size() + objects > kShardObjects ||
+           shard.pagesKept + pages > kShardPages) {
+        auto victim = shard.objects.end();
+        for (auto it = shard.objects.begin(); it != shard.objects.end(); ++it) {
+            if (it->first != keep && it->second.changes == 0 &&
+                (victim == shard.objects.end() || it->second.lastUse < victim->second.lastUse)) {
+                victim = it;
+            }
+        }
+        if (victim == shard.objects.end()) {
+            return false; // every other object is held by a change
+        }
+        shard.pagesKept -= victim->second.valid.size();
+        shard.objects.erase(victim);
+        ++shard.evicted;
+        shard.forgottenAt = ++shard.epoch;
+    }
+    return true;
+}
+
+PageCrcCache::Object *PageCrcCache::track(Shard &shard, std::uint64_t inode)
+{
+    if (!makeRoom(shard, inode, 1, 0)) {
+        return nullptr;
+    }
+    return &shard.objects.emplace(inode, Object{}).first->second;
+}
+
 bool PageCrcCache::lookup(std::uint64_t inode, const Identity &identity, std::uint64_t firstPage,
                           std::span<std::uint32_t> out)
 {
-    std::lock_guard lock(m_mutex);
-    const auto it = m_objects.find(inode);
-    if (it == m_objects.end()) {
+    Shard &shard = shardOf(inode);
+    std::lock_guard lock(shard.mutex);
+    const auto it = shard.objects.find(inode);
+    if (it == shard.objects.end()) {
         return false;
     }
     Object &object = it->second;
@@ -31,15 +66,17 @@ bool PageCrcCache::lookup(std::uint64_t inode, const Identity &identity, std::ui
         }
         out[i] = object.crcs[firstPage + i];
     }
-    m_hits += out.size();
+    object.lastUse = ++shard.useClock;
+    shard.hits += out.size();
     return true;
 }
 
 PageCrcCache::Ticket PageCrcCache::ticket(std::uint64_t inode)
 {
-    std::lock_guard lock(m_mutex);
-    const auto it = m_objects.find(inode);
-    return {m_epoch, it == m_objects.end() || it->second.changes == 0};
+    Shard &shard = shardOf(inode);
+    std::lock_guard lock(shard.mutex);
+    const auto it = shard.objects.find(inode);
+    return {shard.epoch, it == shard.objects.end() || it->second.changes == 0};
 }
 
 void PageCrcCache::store(std::uint64_t inode, const Identity &identity, const Ticket &ticket,
@@ -48,108 +85,134 @@ void PageCrcCache::store(std::uint64_t inode, const Identity &identity, const Ti
     if (!ticket.valid || crcs.empty() || firstPage + crcs.size() > kMaxPagesPerObject) {
         return;
     }
-    std::lock_guard lock(m_mutex);
-    auto it = m_objects.find(inode);
-    if (it == m_objects.end()) {
-        if (m_objects.size() >= kMaxObjects || m_forgottenAt > ticket.epoch) {
+    Shard &shard = shardOf(inode);
+    std::lock_guard lock(shard.mutex);
+    auto it = shard.objects.find(inode);
+    Object *object = nullptr;
+    if (it == shard.objects.end()) {
+        if (shard.forgottenAt > ticket.epoch) {
+            return; // forgotten (or untracked) since the ticket: the sums may predate a change
+        }
+        object = track(shard, inode);
+        if (object == nullptr) {
             return;
         }
-        it = m_objects.emplace(inode, Object{}).first;
-        it->second.identity = identity;
+        object->identity = identity;
+    } else {
+        object = &it->second;
     }
-    Object &object = it->second;
-    if (object.changes > 0 || object.lastChange > ticket.epoch) {
+    if (object->changes > 0 || object->lastChange > ticket.epoch) {
         return; // a change began after the ticket: the sums may predate it
     }
-    if (object.identity != identity) {
+    if (object->identity != identity) {
         // Changed behind the target's back (or summed from a newer look): start over.
-        object.identity = identity;
-        std::fill(object.valid.begin(), object.valid.end(), false);
+        object->identity = identity;
+        std::fill(object->valid.begin(), object->valid.end(), false);
     }
     const std::uint64_t end = firstPage + crcs.size();
-    if (object.valid.size() < end) {
-        object.valid.resize(end, false);
-        object.crcs.resize(end, 0);
+    if (object->valid.size() < end) {
+        const std::uint64_t more = end - object->valid.size();
+        if (!makeRoom(shard, inode, 0, more)) {
+            return;
+        }
+        object->valid.resize(end, false);
+        object->crcs.resize(end, 0);
+        shard.pagesKept += more;
     }
     std::copy(crcs.begin(), crcs.end(),
-              object.crcs.begin() + static_cast<std::ptrdiff_t>(firstPage));
+              object->crcs.begin() + static_cast<std::ptrdiff_t>(firstPage));
     for (std::uint64_t page = firstPage; page < end; ++page) {
-        object.valid[page] = true;
+        object->valid[page] = true;
     }
-    m_stored += crcs.size();
+    object->lastUse = ++shard.useClock;
+    shard.stored += crcs.size();
 }
 
 void PageCrcCache::beginChange(std::uint64_t inode, std::uint64_t firstPage, std::uint64_t endPage)
 {
-    std::lock_guard lock(m_mutex);
-    ++m_epoch;
-    auto it = m_objects.find(inode);
-    if (it == m_objects.end()) {
-        if (m_objects.size() >= kMaxObjects) {
-            m_forgottenAt = m_epoch; // untracked: refuse every older ticket for a new object
-            return;
-        }
-        it = m_objects.emplace(inode, Object{}).first;
+    Shard &shard = shardOf(inode);
+    std::lock_guard lock(shard.mutex);
+    ++shard.epoch;
+    auto it = shard.objects.find(inode);
+    Object *object = it == shard.objects.end() ? track(shard, inode) : &it->second;
+    if (object == nullptr) {
+        shard.forgottenAt = shard.epoch; // untracked: refuse every older ticket for a new object
+        return;
     }
-    Object &object = it->second;
-    ++object.changes;
-    object.lastChange = m_epoch;
-    dropPages(object, firstPage, endPage);
+    ++object->changes;
+    object->lastChange = shard.epoch;
+    dropPages(*object, firstPage, endPage);
 }
 
 PageCrcCache::Ticket PageCrcCache::endChange(std::uint64_t inode, std::uint64_t firstPage,
                                              std::uint64_t endPage,
                                              const std::optional<Identity> &after)
 {
-    std::lock_guard lock(m_mutex);
-    ++m_epoch;
-    const auto it = m_objects.find(inode);
-    if (it == m_objects.end()) {
-        m_forgottenAt = m_epoch;
-        return {m_epoch, false};
+    Shard &shard = shardOf(inode);
+    std::lock_guard lock(shard.mutex);
+    ++shard.epoch;
+    const auto it = shard.objects.find(inode);
+    if (it == shard.objects.end()) {
+        shard.forgottenAt = shard.epoch;
+        return {shard.epoch, false};
     }
     Object &object = it->second;
     if (object.changes > 0) {
         --object.changes;
     }
-    object.lastChange = m_epoch;
+    object.lastChange = shard.epoch;
     dropPages(object, firstPage, endPage);
     if (!after) {
         std::fill(object.valid.begin(), object.valid.end(), false); // look unknown: keep nothing
-        return {m_epoch, false};
+        return {shard.epoch, false};
     }
     object.identity = *after;
-    return {m_epoch, object.changes == 0};
+    return {shard.epoch, object.changes == 0};
 }
 
 void PageCrcCache::forget(std::uint64_t inode)
 {
-    std::lock_guard lock(m_mutex);
-    ++m_epoch;
-    const auto it = m_objects.find(inode);
-    if (it == m_objects.end()) {
+    Shard &shard = shardOf(inode);
+    std::lock_guard lock(shard.mutex);
+    ++shard.epoch;
+    const auto it = shard.objects.find(inode);
+    if (it == shard.objects.end()) {
         return;
     }
     if (it->second.changes > 0) {
         // A change is still in progress: keep the object (its count), drop its pages.
-        it->second.lastChange = m_epoch;
+        it->second.lastChange = shard.epoch;
         std::fill(it->second.valid.begin(), it->second.valid.end(), false);
         return;
     }
-    m_forgottenAt = m_epoch;
-    m_objects.erase(it);
+    shard.forgottenAt = shard.epoch;
+    shard.pagesKept -= it->second.valid.size();
+    shard.objects.erase(it);
+}
+
+std::uint64_t PageCrcCache::sum(std::uint64_t Shard::*counter) const
+{
+    std::uint64_t total = 0;
+    for (const Shard &shard : m_shards) {
+        std::lock_guard lock(shard.mutex);
+        total += shard.*counter;
+    }
+    return total;
 }
 
 std::uint64_t PageCrcCache::hits() const
 {
-    std::lock_guard lock(m_mutex);
-    return m_hits;
+    return sum(&Shard::hits);
 }
 
 std::uint64_t PageCrcCache::stored() const
 {
-    std::lock_guard lock(m_mutex);
-    return m_stored;
+    return sum(&Shard::stored);
+}
+
+std::uint64_t PageCrcCache::evicted() const
+{
+    return sum(&Shard::evicted);
 }
 
 } // namespace lutra::target

@@ -8,9 +8,13 @@
 // by a reader that began before a change, or while one is in progress, are refused (ticket). A
 // change behind the target's back is noticed by the object's mtime and size, which every lookup
 // and store carries (one inside the file system's timestamp tick is not: the client then reports
-// a checksum mismatch, never accepts wrong data). Only whole pages are kept. Bounded: at most
-// kMaxObjects objects and kMaxPagesPerObject pages each; beyond that, nothing new is kept until
-// an object is forgotten.
+// a checksum mismatch, never accepts wrong data). Only whole pages are kept.
+//
+// Sharded by inode (kShards mutexes, each with its own map and epoch: every state of one object
+// lives in one shard, so tickets compare within it; read RPCs of different objects do not meet on
+// one lock). Bounded in objects and in kept pages (kMaxObjects, kMaxPagesKept, split evenly over
+// the shards; kMaxPagesPerObject for one object): an object that needs room evicts the shard's
+// least recently used objects that no change holds; an evicted object counts as forgotten.
 
 #include <cstddef>
 #include <cstdint>
@@ -24,8 +28,11 @@ namespace lutra::target {
 
 class PageCrcCache {
 public:
+    static constexpr std::size_t kShards = 16;
     static constexpr std::size_t kMaxObjects = 4096;
     static constexpr std::uint64_t kMaxPagesPerObject = std::uint64_t{1} << 20; // 4 GiB objects
+    // CRCs of 32 GiB of data: 32 MiB of sums and 1 MiB of valid bits at most.
+    static constexpr std::uint64_t kMaxPagesKept = std::uint64_t{1} << 23;
     static constexpr std::uint64_t kToTheEnd = UINT64_MAX;
 
     // What the object looked like (fstat) when its pages were summed.
@@ -59,27 +66,47 @@ public:
     // The object is gone (unlinked): its inode may name another object next.
     void forget(std::uint64_t inode);
 
-    std::uint64_t hits() const;   // pages served from the cache
-    std::uint64_t stored() const; // pages kept
+    std::uint64_t hits() const;    // pages served from the cache
+    std::uint64_t stored() const;  // pages kept (summed over time)
+    std::uint64_t evicted() const; // objects evicted for room
 
 private:
     struct Object {
         Identity identity;
-        std::uint64_t lastChange = 0; // m_epoch at its last beginChange/endChange
+        std::uint64_t lastChange = 0; // the shard's epoch at its last beginChange/endChange
+        std::uint64_t lastUse = 0;    // the shard's use clock at its last lookup or store
         std::uint32_t changes = 0;    // in progress
         std::vector<std::uint32_t> crcs;
         std::vector<bool> valid;
     };
-    static void dropPages(Object &object, std::uint64_t firstPage, std::uint64_t endPage);
+    struct Shard {
+        mutable std::mutex mutex;
+        std::unordered_map<std::uint64_t, Object> objects;
+        std::uint64_t epoch = 1; // counts every change event of the shard's objects
+        // The epoch when an object was last forgotten or evicted, or a change went untracked: a
+        // ticket older than that keeps nothing for an object not in the map.
+        std::uint64_t forgottenAt = 0;
+        std::uint64_t useClock = 0;
+        std::uint64_t pagesKept = 0; // page slots of the objects' arrays
+        std::uint64_t hits = 0;
+        std::uint64_t stored = 0;
+        std::uint64_t evicted = 0;
+    };
+    static constexpr std::size_t kShardObjects = kMaxObjects / kShards;
+    static constexpr std::uint64_t kShardPages = kMaxPagesKept / kShards;
 
-    mutable std::mutex m_mutex;
-    std::unordered_map<std::uint64_t, Object> m_objects;
-    std::uint64_t m_epoch = 1; // counts every change event of any object
-    // m_epoch when an object was last forgotten or a change went untracked (the map full): a
-    // ticket older than that keeps nothing for an object not in the map.
-    std::uint64_t m_forgottenAt = 0;
-    std::uint64_t m_hits = 0;
-    std::uint64_t m_stored = 0;
+    Shard &shardOf(std::uint64_t inode) { return m_shards[inode % kShards]; }
+    std::uint64_t sum(std::uint64_t Shard::*counter) const;
+    static void dropPages(Object &object, std::uint64_t firstPage, std::uint64_t endPage);
+    // Evicts the shard's least recently used objects that no change holds (never `keep`) until
+    // `objects` more fit in its object bound and `pages` more in its page bound; false when they
+    // cannot. Evicting counts as forgetting.
+    static bool makeRoom(Shard &shard, std::uint64_t keep, std::size_t objects,
+                         std::uint64_t pages);
+    // The object of `inode`, created (with room made) if absent; nullptr when there is no room.
+    static Object *track(Shard &shard, std::uint64_t inode);
+
+    Shard m_shards[kShards];
 };
 
 } // namespace lutra::target

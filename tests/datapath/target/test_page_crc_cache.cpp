@@ -122,23 +122,59 @@ private slots:
         QVERIFY(holds(cache, 7, kLook, 0, crcs(60, 2)));
     }
 
-    void boundedInObjectsAndPages()
+    // Bounded in objects per shard: a new object evicts its shard's least recently used one that
+    // no change holds; an eviction counts as forgetting (older tickets for new objects refused).
+    void boundedInObjectsByEvictingTheLeastRecentlyUsed()
     {
         PageCrcCache cache;
-        for (std::uint64_t inode = 0; inode < PageCrcCache::kMaxObjects; ++inode) {
+        constexpr std::uint64_t kAll = PageCrcCache::kMaxObjects;
+        constexpr std::uint64_t kShards = PageCrcCache::kShards;
+        for (std::uint64_t inode = 0; inode < kAll; ++inode) {
             cache.store(inode, kLook, cache.ticket(inode), 0, crcs(1, 1));
         }
-        const auto ticket = cache.ticket(PageCrcCache::kMaxObjects);
-        cache.store(PageCrcCache::kMaxObjects, kLook, ticket, 0, crcs(1, 1));
-        QVERIFY(!holds(cache, PageCrcCache::kMaxObjects, kLook, 0, crcs(1, 1)));
-        // Untracked changes of a new object refuse every older ticket for it.
-        cache.beginChange(PageCrcCache::kMaxObjects + 1, 0, 1);
-        cache.forget(0);
-        cache.store(PageCrcCache::kMaxObjects + 1, kLook, ticket, 0, crcs(1, 1));
-        QVERIFY(!holds(cache, PageCrcCache::kMaxObjects + 1, kLook, 0, crcs(1, 1)));
+        QVERIFY(holds(cache, kShards, kLook, 0, crcs(1, 1))); // used: shard 0's newest now
+        const auto beforeEviction = cache.ticket(kAll + 2 * kShards);
+        cache.store(kAll, kLook, cache.ticket(kAll), 0, crcs(2, 1));
+        QVERIFY(holds(cache, kAll, kLook, 0, crcs(2, 1)));
+        QVERIFY(!holds(cache, 0, kLook, 0, crcs(1, 1)));      // the least recently used
+        QVERIFY(holds(cache, kShards, kLook, 0, crcs(1, 1))); // used since: kept
+        QVERIFY(holds(cache, 1, kLook, 0, crcs(1, 1)));       // another shard: untouched
+        QCOMPARE(cache.evicted(), std::uint64_t{1});
+        // A change holds its object: the next one goes instead.
+        cache.beginChange(2 * kShards, 0, 1);
+        cache.store(kAll + kShards, kLook, cache.ticket(kAll + kShards), 0, crcs(3, 1));
+        QVERIFY(holds(cache, kAll + kShards, kLook, 0, crcs(3, 1)));
+        QVERIFY(!holds(cache, 3 * kShards, kLook, 0, crcs(1, 1)));
+        const PageCrcCache::Identity after{3000, 4 * 4096};
+        const auto written = cache.endChange(2 * kShards, 0, 1, after);
+        cache.store(2 * kShards, after, written, 0, crcs(4, 1));
+        QVERIFY(holds(cache, 2 * kShards, after, 0, crcs(4, 1)));
+        // Sums begun before an eviction of their shard are not kept for a new object.
+        cache.store(kAll + 2 * kShards, kLook, beforeEviction, 0, crcs(5, 1));
+        QVERIFY(!holds(cache, kAll + 2 * kShards, kLook, 0, crcs(5, 1)));
         cache.store(1, kLook, cache.ticket(1), PageCrcCache::kMaxPagesPerObject, crcs(1, 1));
         QVERIFY(!holds(cache, 1, kLook, PageCrcCache::kMaxPagesPerObject, crcs(1, 1)));
-        QCOMPARE(cache.stored(), std::uint64_t{PageCrcCache::kMaxObjects});
+    }
+
+    // Bounded in kept pages per shard: growing one object evicts others; one larger than the
+    // shard's share is not kept at all.
+    void boundedInPagesKept()
+    {
+        PageCrcCache cache;
+        constexpr std::uint64_t kShardPages = PageCrcCache::kMaxPagesKept / PageCrcCache::kShards;
+        constexpr std::uint64_t kShards = PageCrcCache::kShards;
+        const auto half = crcs(7, kShardPages / 2);
+        cache.store(2, kLook, cache.ticket(2), 0, half);
+        cache.store(2 + kShards, kLook, cache.ticket(2 + kShards), 0, half);
+        QVERIFY(holds(cache, 2, kLook, 0, half));
+        QVERIFY(holds(cache, 2 + kShards, kLook, 0, half));
+        cache.store(2 + 2 * kShards, kLook, cache.ticket(2 + 2 * kShards), 0, half);
+        QVERIFY(holds(cache, 2 + 2 * kShards, kLook, 0, half));
+        QVERIFY(!holds(cache, 2, kLook, 0, half)); // the least recently used made room
+        QVERIFY(holds(cache, 2 + kShards, kLook, 0, half));
+        cache.store(3, kLook, cache.ticket(3), 0, crcs(1, kShardPages + 1));
+        QVERIFY(!holds(cache, 3, kLook, 0, crcs(1, 1)));
+        QCOMPARE(cache.evicted(), std::uint64_t{1});
     }
 };
 
