@@ -136,15 +136,8 @@ void TargetServer::Impl::finishInlineRead(std::uint32_t index, const Status &sta
         return; // the reply went behind the data
     }
     // The reply was dropped with the data: say why instead.
-    std::string text = "read " + done.object->handle.name() + ": " + status.message();
-    if (text.size() > kMaxErrorMessageLength) {
-        text.resize(kMaxErrorMessageLength);
-    }
-    for (char &c : text) {
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-            c = ' ';
-        }
-    }
+    const std::string text =
+        errorReplyText("read " + done.object->handle.name() + ": " + status.message());
     Message reply;
     reply.xid = done.xid;
     reply.body = ErrorReply{Opcode::read, status.code(), text};

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -121,6 +122,21 @@ struct Worker {
 
     std::thread thread;
 };
+
+// An error reply's text as the protocol allows it: at most kMaxErrorMessageLength bytes, control
+// characters as spaces.
+inline std::string errorReplyText(std::string text)
+{
+    if (text.size() > protocol::kMaxErrorMessageLength) {
+        text.resize(protocol::kMaxErrorMessageLength);
+    }
+    for (char &c : text) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            c = ' ';
+        }
+    }
+    return text;
+}
 
 // What the kept page CRCs of an object are valid for: its mtime and size (ObjectHandle::stat).
 inline PageCrcCache::Identity identityOf(const ObjectAttr &attr)

@@ -116,15 +116,7 @@ void TargetServer::Impl::sendReply(Session &session, Worker &worker, const Messa
 void TargetServer::Impl::sendError(Session &session, Worker &worker, const Message &request,
                                    const Status &status)
 {
-    std::string text = status.message();
-    if (text.size() > kMaxErrorMessageLength) {
-        text.resize(kMaxErrorMessageLength);
-    }
-    for (char &c : text) {
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-            c = ' ';
-        }
-    }
+    const std::string text = errorReplyText(status.message());
     Message reply;
     reply.xid = request.xid;
     reply.body = ErrorReply{request.opcode(), status.ok() ? Errc::internal : status.code(), text};

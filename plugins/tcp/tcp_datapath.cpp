@@ -97,7 +97,14 @@ Status TcpConnection::send(std::span<const std::byte> message, Deadline deadline
     if (!slot.ok()) {
         return slot.status();
     }
-    iovec &iov = m_messageIov[*slot];
+    pushMessageLocked(message, *slot);
+    return {};
+}
+
+void TcpConnection::pushMessageLocked(std::span<const std::byte> message,
+                                      std::uint32_t slot) noexcept
+{
+    iovec &iov = m_messageIov[slot];
     if (!message.empty()) {
         std::memcpy(iov.iov_base, message.data(), message.size());
     }
@@ -105,8 +112,7 @@ Status TcpConnection::send(std::span<const std::byte> message, Deadline deadline
     FrameHeader header;
     header.type = static_cast<std::uint8_t>(FrameType::message);
     header.length = message.size();
-    pushTxLocked(header, &iov, 1, message.size(), TxKind::message, *slot);
-    return {};
+    pushTxLocked(header, &iov, 1, message.size(), TxKind::message, slot);
 }
 
 Result<BulkDescriptor> TcpConnection::exposeBulk(std::span<const Segment> segments,
@@ -273,15 +279,7 @@ Status TcpConnection::startFilePut(const BulkDescriptor &remote, const FileRange
     put.cookie = cookieOf(wire->slot, wire->generation);
     pushTxLocked(put, nullptr, 0, file.length, TxKind::put, slot, &file);
 
-    iovec &iov = m_messageIov[*messageSlot];
-    if (!message.empty()) {
-        std::memcpy(iov.iov_base, message.data(), message.size());
-    }
-    iov.iov_len = message.size();
-    FrameHeader header;
-    header.type = static_cast<std::uint8_t>(FrameType::message);
-    header.length = message.size();
-    pushTxLocked(header, &iov, 1, message.size(), TxKind::message, *messageSlot);
+    pushMessageLocked(message, *messageSlot);
     m_tx[(m_txHead + m_txCount - 1) % m_tx.size()].afterFilePut = true;
     return {};
 }

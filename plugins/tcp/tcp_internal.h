@@ -132,6 +132,8 @@ private:
     bool pushTxLocked(const FrameHeader &header, const iovec *payload, std::uint32_t count,
                       std::uint64_t bytes, TxKind kind, std::uint32_t slot,
                       const FileRange *file = nullptr) noexcept;
+    // Copies `message` into its taken message slot and queues it as a message frame.
+    void pushMessageLocked(std::span<const std::byte> message, std::uint32_t slot) noexcept;
     // Makes sure the I/O thread will write what was queued: nothing when EPOLLOUT is armed or the
     // connection is already on its thread's write list; otherwise onto that list.
     void wakeWriterLocked() noexcept;
