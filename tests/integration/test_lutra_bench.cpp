@@ -13,6 +13,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <thread>
 
@@ -38,6 +39,25 @@ void verifyPositive(const QJsonObject &object, const QStringList &keys)
         QVERIFY2(object.contains(key), qPrintable("missing " + key));
         QVERIFY2(object[key].toDouble() > 0, qPrintable(key + " is not positive"));
     }
+}
+
+// A phase's cost (see PhaseStats::costJson): CPU was used, and the RPCs by size can carry the
+// pages fetched per round (each histogram row holds RPCs of at most its label's pages).
+void verifyCost(const QJsonObject &cost, double pagesFetchedPerRound)
+{
+    verifyPositive(cost, {"cores_busy", "cpu_us_per_page", "read_rpcs_per_round"});
+    const auto byPages = cost["read_rpcs_per_round_by_pages"].toObject();
+    double rpcs = 0;
+    double capacity = 0;
+    for (auto it = byPages.begin(); it != byPages.end(); ++it) {
+        QVERIFY2(it.key().toInt() >= 1 && it.key().toInt() <= 1024, qPrintable(it.key()));
+        rpcs += it.value().toDouble();
+        capacity += it.value().toDouble() * it.key().toInt();
+    }
+    QVERIFY2(std::abs(rpcs - cost["read_rpcs_per_round"].toDouble()) <= 0.02 * rpcs + 0.01,
+             qPrintable(QString::number(rpcs)));
+    QVERIFY2(capacity >= 0.98 * pagesFetchedPerRound,
+             qPrintable(QString("%1 < %2").arg(capacity).arg(pagesFetchedPerRound)));
 }
 
 // A client mode's report: its mode, the named ratios positive, read_ahead_stats deltas present.
@@ -267,6 +287,8 @@ private slots:
         QCOMPARE(results["file_pages"].toInteger(), (3 * 20 * 4097 + 4095) / 4096);
         QVERIFY2(results["pages_fetched"].toInteger() <= 2 * results["file_pages"].toInteger(),
                  qPrintable(QString::number(results["pages_fetched"].toInteger())));
+        verifyCost(results["cost"].toObject(), results["pages_fetched"].toDouble() / 2);
+        verifyCost(results["sequential_cost"].toObject(), results["file_pages"].toDouble());
     }
 
     void pressureMode()
@@ -280,6 +302,12 @@ private slots:
         verifyPositive(results, {"pressured_read_MBps", "unpressured_read_MBps"});
         QVERIFY(results.contains("read_but_discarded_ratio"));
         QCOMPARE(report["params"].toObject()["pressured_max_cached_mb"].toInt(), 1);
+        const double rounds = results["rounds"].toArray().size();
+        QVERIFY(rounds > 0);
+        verifyCost(results["pressured_cost"].toObject(),
+                   results["pages_fetched"].toDouble() / rounds);
+        verifyCost(results["unpressured_cost"].toObject(),
+                   results["unpressured_pages_fetched"].toDouble() / rounds);
     }
 
     void mdtestMode()

@@ -171,6 +171,8 @@ Status sequentialRead(client::File &file, std::uint64_t fileBytes, unsigned rank
 
 struct ReadPhase {
     double seconds = 0;
+    double cpuSeconds = 0;                           // client and targets
+    std::map<std::uint64_t, std::uint64_t> readRpcs; // pages per RPC (bucket) to RPCs
     ReadAheadCounts before;
     ReadAheadCounts after;
 };
@@ -183,9 +185,17 @@ Result<ReadPhase> coldRead(BenchCluster &cluster, const std::function<Result<dou
     }
     ReadPhase phase;
     phase.before = cluster.readAheadStats();
+    const double cpuBefore = cluster.cpuSeconds();
+    const auto rpcsBefore = cluster.readRpcs();
     auto seconds = read();
     if (!seconds) {
         return seconds.status();
+    }
+    phase.cpuSeconds = cluster.cpuSeconds() - cpuBefore;
+    phase.readRpcs = cluster.readRpcs();
+    for (auto &[pages, rpcs] : phase.readRpcs) {
+        const auto before = rpcsBefore.find(pages);
+        rpcs -= before == rpcsBefore.end() ? 0 : before->second;
     }
     phase.seconds = *seconds;
     phase.after = cluster.readAheadStats();
@@ -200,6 +210,33 @@ public:
         for (const auto &[name, value] : phase.after) {
             m_total[name] += deltaOf(phase.before, phase.after, name);
         }
+        m_seconds += phase.seconds;
+        m_cpuSeconds += phase.cpuSeconds;
+        for (const auto &[pages, rpcs] : phase.readRpcs) {
+            m_readRpcs[pages] += rpcs;
+        }
+        ++m_phases;
+    }
+    // What the phases cost: cores the client and targets kept busy on average (2.0: both of a
+    // 2-core machine), their CPU time per page of the file read (a side slower at the same CPU
+    // per page waits), and the bulk read RPCs that carried the file.
+    nlohmann::json costJson(std::uint64_t fileBytes) const
+    {
+        const double pages =
+            static_cast<double>((fileBytes + core::kPageSize - 1) / core::kPageSize) * m_phases;
+        const double phases = m_phases > 0 ? m_phases : 1;
+        std::uint64_t rpcs = 0;
+        nlohmann::json perRound = nlohmann::json::object();
+        for (const auto &[bucket, count] : m_readRpcs) {
+            rpcs += count;
+            if (count != 0) {
+                perRound[std::to_string(bucket)] = rounded(static_cast<double>(count) / phases);
+            }
+        }
+        return {{"cores_busy", rounded(m_seconds > 0 ? m_cpuSeconds / m_seconds : 0)},
+                {"cpu_us_per_page", rounded(pages > 0 ? m_cpuSeconds * 1e6 / pages : 0)},
+                {"read_rpcs_per_round", rounded(static_cast<double>(rpcs) / phases)},
+                {"read_rpcs_per_round_by_pages", perRound}};
     }
     std::uint64_t operator[](const std::string &name) const
     {
@@ -219,6 +256,10 @@ public:
 
 private:
     ReadAheadCounts m_total;
+    double m_seconds = 0;
+    double m_cpuSeconds = 0;
+    std::map<std::uint64_t, std::uint64_t> m_readRpcs;
+    unsigned m_phases = 0;
 };
 
 // Results every round-based read mode reports about what was fetched: a page fetched twice
@@ -573,6 +614,8 @@ Result<Report> runIorHardBench(const BenchOptions &options, const LoopOptions &l
         report.results["sequential_read_MBps"] = rounded(median(sequentialMBps));
         report.results["read_ahead_stats"] = hardStats.json();
         report.results["sequential_read_ahead_stats"] = sequentialStats.json();
+        report.results["cost"] = hardStats.costJson(fileBytes);
+        report.results["sequential_cost"] = sequentialStats.costJson(fileBytes);
         report.results["rounds"] = rounds;
         reportFetched(report, hardStats, fileBytes, round);
         report.results["vs_sequential_quartiles"] = quartiles(vsSequential);
@@ -681,6 +724,8 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
         report.results["pressured_read_MBps"] = rounded(median(pressuredMBps));
         report.results["read_ahead_stats"] = pressuredStats.json();
         report.results["unpressured_read_ahead_stats"] = unpressuredStats.json();
+        report.results["pressured_cost"] = pressuredStats.costJson(fileBytes);
+        report.results["unpressured_cost"] = unpressuredStats.costJson(fileBytes);
         report.results["read_but_discarded_ratio"] =
             readahead > 0 ? rounded(static_cast<double>(discarded) / static_cast<double>(readahead))
                           : 0.0;

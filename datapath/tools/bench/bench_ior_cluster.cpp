@@ -1,5 +1,6 @@
 #include "bench_ior_cluster.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -112,6 +113,43 @@ ReadAheadCounts BenchCluster::readAheadStats()
         counts[counter.name] = counter.samples;
     }
     return counts;
+}
+
+std::map<std::uint64_t, std::uint64_t> BenchCluster::readRpcs()
+{
+    constexpr std::string_view kPrefix = "read_pages_per_rpc_";
+    std::map<std::uint64_t, std::uint64_t> rpcs;
+    auto blocks = m_registry.counters("osc.*.rpc_stats");
+    if (!blocks) {
+        return rpcs;
+    }
+    for (const auto &[name, snapshot] : *blocks) {
+        for (const auto &counter : snapshot.counters) {
+            if (counter.name.starts_with(kPrefix)) {
+                rpcs[std::stoull(counter.name.substr(kPrefix.size()))] += counter.samples;
+            }
+        }
+    }
+    return rpcs;
+}
+
+double BenchCluster::cpuSeconds() const
+{
+    const auto secondsOf = [](clockid_t clock) {
+        timespec ts{};
+        if (clock_gettime(clock, &ts) != 0) {
+            return 0.0; // a target gone: its time is no longer counted
+        }
+        return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+    };
+    double seconds = secondsOf(CLOCK_PROCESS_CPUTIME_ID);
+    for (const auto &target : m_targets) {
+        clockid_t clock{};
+        if (target->pid() > 0 && clock_getcpuclockid(target->pid(), &clock) == 0) {
+            seconds += secondsOf(clock);
+        }
+    }
+    return seconds;
 }
 
 std::uint64_t deltaOf(const ReadAheadCounts &before, const ReadAheadCounts &after,

@@ -48,6 +48,12 @@ public:
     Status setLlite(const std::string &name, const std::string &value);
     // llite.<fs>.read_ahead_stats, by counter name.
     ReadAheadCounts readAheadStats();
+    // Bulk read RPCs sent so far to every target, by pages per RPC (osc.*.rpc_stats' histogram:
+    // Lustre's row label, a power of two, to RPCs).
+    std::map<std::uint64_t, std::uint64_t> readRpcs();
+    // CPU seconds used so far by this process (the client: ranks, transport threads) and by the
+    // targets it spawned: with wall time, it tells a phase that computes from one that waits.
+    double cpuSeconds() const;
     // Flush handler of the control socket (--loop).
     Result<client::FlushReport> flushJob(std::string_view job, std::chrono::milliseconds timeout);
 
