@@ -526,6 +526,8 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
         info.fileSize = fileSize;
         info.maxPagesPerRpc = std::numeric_limits<std::uint32_t>::max(); // fills cut the RPCs
         info.missingPages = missing;
+        info.fileOpens = file.objects[0]->opens.load(std::memory_order_relaxed);
+        info.otherReaders = info.fileOpens > 1;
         // A hit only moves the pattern on, unless it starts a stride: count the room only
         // when a plan follows (a hit with fast_read=0 paid for it on every read).
         const bool miss = missing != 0 || touchesMarker;
@@ -540,7 +542,6 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
             // Windows held by the room end where an RPC ends anyway: a stripe's end (the next
             // stripe is another target's) or max_pages_per_rpc.
             const std::uint64_t rpcPages = targets[0]->osc->maxPagesPerRpc();
-            info.otherReaders = file.objects[0]->opens.load(std::memory_order_relaxed) > 1;
             info.rpcBoundaryPages =
                 layout.targets > 1
                     ? std::min<std::uint64_t>(layout.stripeSize / kPageSize, rpcPages)

@@ -333,6 +333,13 @@ FileReadahead::Access FileReadahead::observe(const ReadInfo &read, PageIndex fir
         if (count) {
             m_mount->stats().add(ra_readpage_not_consecutive);
         }
+        // N opens of the file reading it in turns, a transfer each (IOR-hard's ranks): rank r
+        // reads transfer r first and then every N-th. That stride is trusted at once, at a
+        // rank's first read or at its second, rather than at its third (3 ranks x 32 transfers
+        // of 3 MiB + 1 B: hit ratio 0.913 -> 0.969, all a file of 32 transfers per rank can
+        // give, each rank's first read being cold).
+        const std::uint64_t ranksStride = std::uint64_t{read.fileOpens} * read.length;
+        const bool manyOpens = read.fileOpens > 1 && read.length != 0;
         if (!firstRead && read.offset > m_lastOffset) {
             const std::uint64_t delta = read.offset - m_lastOffset;
             if (delta == m_strideBytes && read.length == m_strideLength) {
@@ -342,8 +349,14 @@ FileReadahead::Access FileReadahead::observe(const ReadInfo &read, PageIndex fir
                 // The same stream, some strides on: the reads in between were fast-path hits.
             } else {
                 m_strideBytes = delta;
-                m_strideMatches = 1;
+                m_strideMatches = manyOpens && delta == ranksStride && read.length == m_strideLength
+                                      ? kStrideTrust
+                                      : 1;
             }
+        } else if (firstRead && manyOpens && read.offset % read.length == 0 &&
+                   read.offset / read.length < read.fileOpens) {
+            m_strideBytes = ranksStride;
+            m_strideMatches = kStrideTrust;
         } else {
             m_strideBytes = 0;
             m_strideMatches = 0;

@@ -155,6 +155,10 @@ struct ReadInfo {
     // Others have the file open on this mount (ranks sharing it): a sequential reader is then
     // not alone, however its reads look.
     bool otherReaders = false;
+    // Opens of the file on this mount (0: not known). N ranks reading one file in turns read it
+    // in a stride of N transfers, which lets a rank trust its stride before it has seen it
+    // twice (see FileReadahead::observe).
+    std::uint32_t fileOpens = 0;
 };
 
 // What to read ahead after one read: a value, no allocation. Walk it with next(): each range is

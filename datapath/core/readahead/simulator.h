@@ -205,13 +205,18 @@ public:
     // A reader is one open file description (own readahead state) of file `file`.
     std::size_t addReader(std::uint32_t file, std::uint64_t fileSize)
     {
-        bool shared = false;
+        std::uint32_t opens = 1;
         for (Reader &other : m_readers) {
             if (other.file == file) {
-                other.otherReaders = shared = true;
+                ++opens;
             }
         }
-        m_readers.push_back({file, fileSize, std::make_unique<FileReadahead>(*m_mount), shared});
+        for (Reader &other : m_readers) {
+            if (other.file == file) {
+                other.opens = opens;
+            }
+        }
+        m_readers.push_back({file, fileSize, std::make_unique<FileReadahead>(*m_mount), opens});
         return m_readers.size() - 1;
     }
 
@@ -236,7 +241,8 @@ public:
         info.fileSize = r.fileSize;
         info.maxPagesPerRpc = m_maxPagesPerRpc;
         info.rpcBoundaryPages = m_rpcBoundaryPages;
-        info.otherReaders = r.otherReaders;
+        info.fileOpens = r.opens;
+        info.otherReaders = r.opens > 1;
         m_missing.clear();
         std::uint64_t waitUntil = 0;
         std::uint64_t found = 0;
@@ -336,7 +342,7 @@ private:
         std::uint32_t file;
         std::uint64_t fileSize;
         std::unique_ptr<FileReadahead> readahead;
-        bool otherReaders = false; // the file has other readers (ReadInfo::otherReaders)
+        std::uint32_t opens = 1;                 // the file's readers (ReadInfo::fileOpens)
         std::uint32_t learning = kLearningReads; // the open's first reads go the slow way
         std::uint64_t prevEnd = 0;               // where this reader's previous read ended
     };
