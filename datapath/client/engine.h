@@ -110,8 +110,9 @@ struct FileData {
     std::atomic<std::uint64_t> marker{readahead::FileReadahead::kNoMarker};
     // The first reads of an open that the per-thread fast read declines (reads across stripes)
     // go the slow way even when they hit, so readahead sees the pattern from its start (a stride
-    // is trusted at the third read: ior-hard's ranks of 1 MiB+1 whose first reads hit another
-    // rank's window showed readahead nothing until they missed). Reads within a stripe keep the
+    // is trusted at the third read, or the first when the file's opens give it: ior-hard's ranks
+    // of 1 MiB+1 whose first reads hit another rank's window showed readahead nothing until they
+    // missed). Reads within a stripe keep the
     // fast path from the first (a cached small file opened, read and closed). Counted down by the
     // slow path under readaheadMutex.
     static constexpr std::uint32_t kLearningReads = readahead::FileReadahead::kStrideTrust + 1;
