@@ -533,7 +533,8 @@ void TcpConnection::onReadable() noexcept
     // Hold a reference: a handler or teardown may drop the thread's one.
     const auto self = shared_from_this();
     std::size_t budget = kReadBudget;
-    while (budget > 0) {
+    // Past the budget, only what is staged: the socket is level-triggered, the stage is not.
+    while (budget > 0 || m_rxStageBegin != m_rxStageEnd) {
         int fd;
         {
             std::lock_guard lock(m_mutex);
@@ -559,13 +560,13 @@ void TcpConnection::onReadable() noexcept
         }
         switch (m_rxPhase) {
         case RxPhase::header:
-            n = ::recv(fd, m_rxHeaderBytes.data() + m_rxHave, kHeaderSize - m_rxHave, 0);
+            n = receiveSmall(fd, m_rxHeaderBytes.data() + m_rxHave, kHeaderSize - m_rxHave);
             break;
         case RxPhase::hello:
-            n = ::recv(fd, m_helloBytes.data() + m_rxHave, sizeof(Hello) - m_rxHave, 0);
+            n = receiveSmall(fd, m_helloBytes.data() + m_rxHave, sizeof(Hello) - m_rxHave);
             break;
         case RxPhase::message:
-            n = ::recv(fd, m_rxMessage.data() + m_rxHave, m_rxHeader.length - m_rxHave, 0);
+            n = receiveSmall(fd, m_rxMessage.data() + m_rxHave, m_rxHeader.length - m_rxHave);
             break;
         case RxPhase::bulk: {
             // Scatter straight into the destination pages: no bounce buffer. Summed data comes in
@@ -576,12 +577,12 @@ void TcpConnection::onReadable() noexcept
                                            : m_rxRemaining;
             const std::size_t count = sliceIov(m_rxIov + m_rxIovIndex, UINT32_MAX, m_rxIovOffset,
                                                want, iov.data(), iov.size());
-            n = ::readv(fd, iov.data(), static_cast<int>(count));
+            n = receiveScattered(fd, iov.data(), count);
             break;
         }
         case RxPhase::discard:
-            n = ::recv(fd, m_thread.scratch(), std::min<std::uint64_t>(m_rxRemaining, kScratchSize),
-                       0);
+            n = receiveSmall(fd, m_thread.scratch(),
+                             std::min<std::uint64_t>(m_rxRemaining, kScratchSize));
             break;
         }
         if (n <= 0 && memory.owns_lock()) {
@@ -655,6 +656,45 @@ void TcpConnection::onReadable() noexcept
             break;
         }
     }
+}
+
+// recv() of up to `want` bytes into `to`, served from the stage first. A small want refills the
+// stage with whatever has arrived (the rest of this frame and the frames behind it); a large
+// one goes straight to `to`. Returns what recv would: bytes, 0 at the peer's close, -1 + errno.
+ssize_t TcpConnection::receiveSmall(int fd, std::byte *to, std::size_t want) noexcept
+{
+    if (m_rxStageBegin == m_rxStageEnd) {
+        if (want >= kRxStageSize) {
+            return ::recv(fd, to, want, 0);
+        }
+        const ssize_t n = ::recv(fd, m_rxStage.get(), kRxStageSize, 0);
+        if (n <= 0) {
+            return n;
+        }
+        m_rxStageBegin = 0;
+        m_rxStageEnd = static_cast<std::size_t>(n);
+    }
+    const std::size_t take = std::min(want, m_rxStageEnd - m_rxStageBegin);
+    std::memcpy(to, m_rxStage.get() + m_rxStageBegin, take);
+    m_rxStageBegin += take;
+    return static_cast<ssize_t>(take);
+}
+
+// readv() into a bulk destination, served from the stage first (the payload's start that came
+// with its header): the rest goes straight from the socket into the pages.
+ssize_t TcpConnection::receiveScattered(int fd, const iovec *iov, std::size_t count) noexcept
+{
+    if (m_rxStageBegin == m_rxStageEnd) {
+        return ::readv(fd, iov, static_cast<int>(count));
+    }
+    std::size_t copied = 0;
+    for (std::size_t i = 0; i < count && m_rxStageBegin < m_rxStageEnd; ++i) {
+        const std::size_t take = std::min(iov[i].iov_len, m_rxStageEnd - m_rxStageBegin);
+        std::memcpy(iov[i].iov_base, m_rxStage.get() + m_rxStageBegin, take);
+        m_rxStageBegin += take;
+        copied += take;
+    }
+    return static_cast<ssize_t>(copied);
 }
 
 // A whole header arrived: validate it and choose what to read next. False when the connection

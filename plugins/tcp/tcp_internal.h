@@ -35,6 +35,10 @@ static constexpr std::size_t kWriteBudget = 4u << 20;  // bytes written per wake
 static constexpr std::size_t kScratchSize = 64u << 10; // discard buffer for stale bulk data
 // A put summed on arrival is read this much at a time: summed while it is still in L2.
 static constexpr std::size_t kSummedReadSize = 256u << 10;
+// Bytes one recv takes for the small parts of frames (headers, hellos, messages), so a frame's
+// header and its message, and the frames behind them, cost one syscall instead of one each; the
+// start of a bulk payload that lands here is copied to its pages.
+static constexpr std::size_t kRxStageSize = 16u << 10;
 static_assert(kSummedReadSize <= kReadBudget);
 static_assert(kIovBatch >= 2, "a header and at least one payload piece per call");
 static_assert(kIovBatch <= 1024, "IOV_MAX");
@@ -140,6 +144,8 @@ private:
     void setEpollOutLocked(bool on) noexcept;
     // Writes the head entry's file payload with sendfile: bytes written, -1 to stop for now.
     std::int64_t sendFilePayload(int fd) noexcept;
+    ssize_t receiveSmall(int fd, std::byte *to, std::size_t want) noexcept;
+    ssize_t receiveScattered(int fd, const iovec *iov, std::size_t count) noexcept;
     bool completeWritten(std::uint64_t written) noexcept;
     Status startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
                      const FileRange *file, std::uint64_t tag, Deadline deadline,
@@ -190,6 +196,11 @@ private:
     // I/O thread only.
     RxPhase m_rxPhase = RxPhase::header;
     std::array<std::byte, kHeaderSize> m_rxHeaderBytes{};
+    // Bytes received and not consumed yet (see kRxStageSize): m_rxStage[m_rxStageBegin,
+    // m_rxStageEnd). I/O thread only.
+    std::unique_ptr<std::byte[]> m_rxStage{new std::byte[kRxStageSize]};
+    std::size_t m_rxStageBegin = 0;
+    std::size_t m_rxStageEnd = 0;
     FrameHeader m_rxHeader;
     std::size_t m_rxHave = 0;
     std::array<std::byte, sizeof(Hello)> m_helloBytes{}; // received hello, then our answer
