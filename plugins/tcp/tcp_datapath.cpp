@@ -569,7 +569,8 @@ void TcpConnection::onReadable() noexcept
             n = receiveSmall(fd, m_rxMessage.data() + m_rxHave, m_rxHeader.length - m_rxHave);
             break;
         case RxPhase::bulk: {
-            // Scatter straight into the destination pages: no bounce buffer. Summed data comes in
+            // Scatter straight into the destination pages: no bounce buffer (but for what came
+            // in the stage with the header, see receiveScattered). Summed data comes in
             // pieces that stay in cache until they are summed.
             std::array<iovec, kIovBatch> iov;
             const std::uint64_t want = m_rxSummer.active()
