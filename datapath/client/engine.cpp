@@ -539,13 +539,10 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
             const std::uint64_t limit = cache.limitPages();
             info.cacheRoom = limit > held ? limit - held : 0;
             info.unreadPages = unread;
-            // Windows held by the room end where an RPC ends anyway: a stripe's end (the next
-            // stripe is another target's) or max_pages_per_rpc.
-            const std::uint64_t rpcPages = targets[0]->osc->maxPagesPerRpc();
-            info.rpcBoundaryPages =
-                layout.targets > 1
-                    ? std::min<std::uint64_t>(layout.stripeSize / kPageSize, rpcPages)
-                    : rpcPages;
+            // Windows held by the room end where every target's RPC ends: a row of stripes
+            // (ended at each stripe, 2 ranks x 4097 B under `pressure` sent more, smaller
+            // windows and more 1-2-page miss RPCs: readahead README).
+            info.rpcBoundaryPages = layout.rowPages(targets[0]->osc->maxPagesPerRpc(), kPageSize);
             plan = miss ? file.readahead.onRead(info) : file.readahead.startStride(info);
         }
         if (const std::uint32_t learning = file.learningReads.load(std::memory_order_relaxed);

@@ -31,6 +31,15 @@ struct StripeLayout {
         return piece;
     }
 
+    // Where a readahead window the cache's room cuts short ends (a multiple of this many file
+    // pages) so that it goes in whole RPCs: a row of stripes (one stripe on every target, an
+    // RPC each) when a stripe fits in one RPC, else `rpcPages` (RPCs cut inside a stripe).
+    std::uint64_t rowPages(std::uint64_t rpcPages, std::uint64_t pageSize) const noexcept
+    {
+        const std::uint64_t stripePages = stripeSize / pageSize;
+        return targets > 1 && stripePages <= rpcPages ? stripePages * targets : rpcPages;
+    }
+
     // The file offset of byte `objectOffset` of the object on `target`.
     std::uint64_t fileOffset(std::uint32_t target, std::uint64_t objectOffset) const noexcept
     {

@@ -148,9 +148,9 @@ struct ReadInfo {
     // Readahead not read yet, mount-wide (in flight plus waiting in the cache), or
     // kRoomUnknown: the mount budget in use stands for it.
     std::uint64_t unreadPages = kRoomUnknown;
-    // File pages between the places where the caller's RPCs are cut anyway (the stripe size: a
-    // window crossing a stripe goes in two RPCs to two targets), or 0. When the cache's room
-    // bounds a window, it ends at such a boundary, so it goes in whole RPCs.
+    // File pages between the places where the caller's RPCs are cut anyway (a row of stripes:
+    // an RPC to every target), or 0. When the cache's room bounds a window, it ends at such a
+    // boundary, so it goes in whole RPCs.
     std::uint64_t rpcBoundaryPages = 0;
     // Others have the file open on this mount (ranks sharing it): a sequential reader is then
     // not alone, however its reads look.
