@@ -71,8 +71,7 @@ private slots:
                     for (std::uint64_t window = 0; window < 4; ++window) {
                         std::vector<std::uint64_t> first(targets, UINT64_MAX);
                         std::vector<std::uint64_t> count(targets, 0);
-                        for (std::uint64_t page = window * row; page < (window + 1) * row;
-                             ++page) {
+                        for (std::uint64_t page = window * row; page < (window + 1) * row; ++page) {
                             const auto piece = layout.pieceAt(page * kPage, kPage);
                             const std::uint64_t objectPage = piece.objectOffset / kPage;
                             if (count[piece.target] == 0) {
