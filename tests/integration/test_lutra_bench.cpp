@@ -308,6 +308,14 @@ private slots:
                    results["pages_fetched"].toDouble() / rounds);
         verifyCost(results["unpressured_cost"].toObject(),
                    results["unpressured_pages_fetched"].toDouble() / rounds);
+        // --cache-percent: the pressured limit follows it (7 MiB file: half is 3 MB).
+        const auto half = runBench({"--json", "pressure", "--segments", "40", "--cache-percent",
+                                    "50", "--rounds", "1", "--duration", "0"},
+                                   &exitCode);
+        QCOMPARE(exitCode, 0);
+        QCOMPARE(half["params"].toObject()["pressured_max_cached_mb"].toInt(), 3);
+        QCOMPARE(half["params"].toObject()["pressured_cache_percent"].toInt(), 50);
+        QCOMPARE(half["results"].toObject()["rounds"].toArray().size(), 1);
     }
 
     void mdtestMode()
@@ -401,6 +409,10 @@ private slots:
         QCOMPARE(exitCode, 1);
         runBench({"--loop", "flush"}, &exitCode); // flush has no mount to serve
         QCOMPARE(exitCode, 2);
+        for (const char *percent : {"0", "101", "half"}) {
+            runBench({"pressure", "--cache-percent", percent}, &exitCode);
+            QVERIFY2(exitCode != 0, percent);
+        }
     }
 };
 

@@ -157,7 +157,6 @@ private:
     std::condition_variable m_changed;
 };
 
-// Pages of a buffer as segments: 4 KiB each while that fits kMaxBulkSegments, else larger.
 // A file of its own for file puts, already unlinked (gone when closed); -1 on failure.
 int unlinkedTempFile()
 {
@@ -169,6 +168,21 @@ int unlinkedTempFile()
     return fd;
 }
 
+// The same, opened write-only: a file put from it fails reading (EBADF); -1 on failure.
+int unlinkedWriteOnlyFile()
+{
+    char path[] = "/tmp/lutra-conformance-XXXXXX";
+    const int scratch = ::mkstemp(path);
+    if (scratch < 0) {
+        return -1;
+    }
+    ::close(scratch);
+    const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+    ::unlink(path);
+    return fd;
+}
+
+// Pages of a buffer as segments: 4 KiB each while that fits kMaxBulkSegments, else larger.
 std::vector<Segment> segmentsOf(std::span<std::byte> buffer, std::uint64_t region)
 {
     const std::size_t piece =
@@ -626,12 +640,7 @@ private slots:
 
         // A file that cannot be read (opened write-only) fails that operation, promised bytes
         // arrive as zeros, and the connection stays up for the next put.
-        char other[] = "/tmp/lutra-conformance-XXXXXX";
-        const int scratch = ::mkstemp(other);
-        QVERIFY(scratch >= 0);
-        ::close(scratch);
-        const int writeOnly = ::open(other, O_WRONLY | O_CLOEXEC);
-        ::unlink(other);
+        const int writeOnly = unlinkedWriteOnlyFile();
         QVERIFY(writeOnly >= 0);
         const auto closeWriteOnly = qScopeGuard([writeOnly] { ::close(writeOnly); });
         const Status unreadable = putFile({writeOnly, 0, 8192}, 8192);
@@ -805,12 +814,7 @@ private slots:
         }
 
         // A file that cannot be read: each put fails, its message never arrives.
-        char other[] = "/tmp/lutra-conformance-XXXXXX";
-        const int scratch = ::mkstemp(other);
-        QVERIFY(scratch >= 0);
-        ::close(scratch);
-        const int writeOnly = ::open(other, O_WRONLY | O_CLOEXEC);
-        ::unlink(other);
+        const int writeOnly = unlinkedWriteOnlyFile();
         QVERIFY(writeOnly >= 0);
         const auto closeWriteOnly = qScopeGuard([writeOnly] { ::close(writeOnly); });
         const std::uint32_t failures = server->limits().queueDepth + 8;

@@ -642,7 +642,8 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
     }
     BenchCluster &c = **cluster;
     const std::uint64_t fileBytes = hardFileBytes(ior);
-    const std::uint64_t quarterMb = std::max<std::uint64_t>(1, (fileBytes >> 20) / 4);
+    const std::uint64_t pressuredMb =
+        std::max<std::uint64_t>(1, (fileBytes >> 20) * ior.cachePercent / 100);
     auto original =
         c.registry().get("llite." + std::string(BenchCluster::kFsName) + ".max_cached_mb");
     if (!original || original->empty()) {
@@ -652,11 +653,15 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
     Report report;
     report.mode = "pressure";
     report.params = hardParams(c, ior);
-    report.params["pressured_max_cached_mb"] = quarterMb;
+    report.params["pressured_max_cached_mb"] = pressuredMb;
+    report.params["pressured_cache_percent"] = ior.cachePercent;
     report.params["unpressured_max_cached_mb"] = enough;
-    if ((std::uint64_t{1} << 20) * quarterMb * 2 > fileBytes) {
-        report.notes.push_back("file too small for a quarter of it to be a real limit; raise "
-                               "--segments");
+    if ((std::uint64_t{1} << 20) * pressuredMb >= fileBytes) {
+        report.notes.push_back("the pressured cache holds the whole file: no pressure; raise "
+                               "--segments or lower --cache-percent");
+    } else if (ior.cachePercent <= 50 && (std::uint64_t{1} << 20) * pressuredMb * 2 > fileBytes) {
+        report.notes.push_back("file too small for " + std::to_string(ior.cachePercent) +
+                               " % of it to be a real limit; raise --segments");
     }
     // Written once, sequentially: only the read is measured.
     if (auto status = writeClientFile(c.mount(), kHardPath, fileBytes, kSequentialTransfer, 3);
@@ -697,7 +702,7 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
             for (int side = 0; side < 2; ++side) {
                 const int which = (side + static_cast<int>(round)) % 2; // alternate the order
                 cacheFull = 0;
-                auto phase = readWith(which == 0 ? enough : std::to_string(quarterMb));
+                auto phase = readWith(which == 0 ? enough : std::to_string(pressuredMb));
                 retries[which] += cacheFull.exchange(0);
                 if (!phase) {
                     return phase.status().withContext(which == 0 ? "unpressured read"

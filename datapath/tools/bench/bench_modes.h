@@ -90,12 +90,16 @@ struct IorHardBenchOptions {
     // ...and more rounds until this many seconds of them passed (0: exactly `rounds`): with 5-7
     // rounds the median ratio still spread +-0.15 between runs under others' builds.
     double durationSeconds = 10;
+    // pressure: the pressured side's max_cached_mb as a percentage of the file (LU-13312's
+    // case is a quarter); a sweep shows how much cache an access pattern needs.
+    unsigned cachePercent = 25;
 };
 // IOR-hard: 47008-byte transfers interleaved by rank in one shared file, write then cold read,
 // against the same bytes read sequentially in 1 MiB transfers.
 Result<Report> runIorHardBench(const BenchOptions &options, const LoopOptions &loop,
                                const IorHardBenchOptions &ior);
-// The IOR-hard read with max_cached_mb at a quarter of the file against enough cache (LU-13312).
+// The IOR-hard read with max_cached_mb at a quarter of the file (--cache-percent) against enough
+// cache (LU-13312).
 Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &loop,
                                 const IorHardBenchOptions &ior);
 

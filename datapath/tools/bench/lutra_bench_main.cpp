@@ -226,6 +226,11 @@ int main(int argc, char **argv)
     auto *pressureMode = app.add_subcommand(
         "pressure", "the ior-hard read with max_cached_mb at a quarter of the file vs enough");
     addHardOptions(pressureMode);
+    pressureMode
+        ->add_option("--cache-percent", iorHard.cachePercent,
+                     "the pressured side's max_cached_mb, percent of the file")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 100u));
 
     MdtestBenchOptions mdtest;
     auto *mdtestMode = app.add_subcommand(
