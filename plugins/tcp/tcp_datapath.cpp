@@ -601,6 +601,7 @@ void TcpConnection::onReadable() noexcept
                 continue;
             }
             if (wouldBlock(errno)) {
+                setWakeThreshold(fd);
                 return;
             }
             teardown(
@@ -656,6 +657,34 @@ void TcpConnection::onReadable() noexcept
             }
             break;
         }
+    }
+    // The budget is spent and the stage empty: the rest waits for the next wake-up.
+    int fd;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_state == State::closed) {
+            return;
+        }
+        fd = m_fd;
+    }
+    setWakeThreshold(fd);
+}
+
+void TcpConnection::setWakeThreshold(int fd) noexcept
+{
+    // Only the socket's bytes count: the stage is empty whenever the I/O thread goes back to
+    // epoll (its loop drains it first).
+    int lowat = 1;
+    if (m_rxPhase == RxPhase::bulk && m_rxRemaining >= kWakeLowatMin) {
+        lowat = static_cast<int>(std::min<std::uint64_t>(m_rxRemaining, kWakeLowatMax));
+    }
+    if (lowat == m_rxLowat) {
+        return;
+    }
+    // Lowering also wakes epoll at once when that much is already queued (tcp_set_rcvlowat).
+    // It fails only for a descriptor that is no TCP socket, which this one always is.
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat) == 0) {
+        m_rxLowat = lowat;
     }
 }
 

@@ -39,6 +39,12 @@ static constexpr std::size_t kSummedReadSize = 256u << 10;
 // header and its message, and the frames behind them, cost one syscall instead of one each; the
 // start of a bulk payload that lands here is copied to its pages.
 static constexpr std::size_t kRxStageSize = 16u << 10;
+// While a bulk payload of at least kWakeLowatMin is still arriving, the socket wakes its I/O
+// thread only once this much of it (or all that is left) has come (SO_RCVLOWAT), instead of once
+// per arriving segment. On loopback each wake-up is the sender's cost (its softirq wakes the
+// reader), and one stream read at 1.6-2.1 GB/s with ~40 k wake-ups/s against 6.7 GB/s with 256 KiB.
+static constexpr std::size_t kWakeLowatMax = 256u << 10;
+static constexpr std::size_t kWakeLowatMin = 64u << 10;
 static_assert(kSummedReadSize <= kReadBudget);
 static_assert(kIovBatch >= 2, "a header and at least one payload piece per call");
 static_assert(kIovBatch <= 1024, "IOV_MAX");
@@ -146,6 +152,9 @@ private:
     std::int64_t sendFilePayload(int fd) noexcept;
     ssize_t receiveSmall(int fd, std::byte *to, std::size_t want) noexcept;
     ssize_t receiveScattered(int fd, const iovec *iov, std::size_t count) noexcept;
+    // Before going back to epoll: the socket's wake threshold for what the current frame still
+    // needs (never more than the rest of a bulk payload, else its tail would never wake us).
+    void setWakeThreshold(int fd) noexcept;
     bool completeWritten(std::uint64_t written) noexcept;
     Status startBulk(const BulkDescriptor &remote, std::span<const Segment> local,
                      const FileRange *file, std::uint64_t tag, Deadline deadline,
@@ -212,6 +221,7 @@ private:
     std::uint64_t m_rxRemaining = 0;
     std::uint32_t m_rxOp = UINT32_MAX; // the get op completed by this frame
     ArrivalSummer m_rxSummer;          // the current put's exposure asked for sums
+    int m_rxLowat = 1;                 // the socket's SO_RCVLOWAT (see kWakeLowatMax)
     std::vector<Done> m_done;          // put completions gathered under the lock
     std::array<iovec, kIovBatch> m_txIov{};
 };

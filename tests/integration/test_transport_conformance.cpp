@@ -6,6 +6,7 @@
 // transport, registered through the loader's seam instead of loaded from a file.
 #include "protocol/crc32c.h"
 #include "tcp/tcp_frame.h"
+#include "tcp/tcp_internal.h"
 #include "transport/loader.h"
 #include "transport/loopback/loopback.h"
 
@@ -1083,8 +1084,11 @@ private slots:
         QVERIFY(m_serverHandler.waitFor([&] { return !m_serverHandler.accepted.empty(); }));
         const ConnectionPtr server = m_serverHandler.accepted.back();
 
-        constexpr std::size_t kSize = 64 * 1024;
+        // Below the wake threshold, so each part is read as it comes (wakeAtThreshold's case
+        // below is the one where arrival and reading part).
+        constexpr std::size_t kSize = 48 * 1024;
         constexpr std::size_t kFirst = 16 * 1024;
+        static_assert(kSize < lutra::transport::tcp::kWakeLowatMin);
         std::vector<std::byte> memory(kSize, std::byte{0xAA});
         const Segment segment{memory.data(), memory.size(), 0};
         const auto exposed = server->exposeBulk({&segment, 1}, BulkAccess::putInto);
@@ -1127,6 +1131,73 @@ private slots:
                  qPrintable(QString("byte %1 written after unexposeBulk returned")
                                 .arg(written - memory.begin())));
         QVERIFY(m_log.has("taken back meanwhile"));
+        QVERIFY(server->connected());
+    }
+
+    // A large put arriving in uneven pieces while the socket wakes its reader only at a
+    // threshold (SO_RCVLOWAT): the header alone, a piece below the threshold, most of the rest,
+    // and a tail far below it with nothing behind it. Every byte lands; a threshold above what
+    // the frame still needs would leave the tail unread and fail here.
+    void wakeAtThreshold()
+    {
+        if (m_plugin != "tcp") {
+            QSKIP("raw-socket framing cases are tcp-specific");
+        }
+        namespace tcp = lutra::transport::tcp;
+        const int fd = rawConnect(m_listener->uri());
+        QVERIFY(fd >= 0);
+        const auto closeRaw = qScopeGuard([fd] { ::close(fd); });
+        timeval timeout{5, 0};
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+        QVERIFY(rawHandshake(fd));
+        QVERIFY(m_serverHandler.waitFor([&] { return !m_serverHandler.accepted.empty(); }));
+        const ConnectionPtr server = m_serverHandler.accepted.back();
+
+        constexpr std::size_t kSize = 3 * tcp::kWakeLowatMax + 10;
+        constexpr std::size_t kBelow = tcp::kWakeLowatMax / 2;
+        constexpr std::size_t kTail = 10;
+        std::vector<std::byte> memory(kSize, std::byte{0xAA});
+        const Segment segment{memory.data(), memory.size(), 0};
+        const auto exposed = server->exposeBulk({&segment, 1}, BulkAccess::putInto);
+        QVERIFY2(exposed.ok(), exposed.status().toString().c_str());
+        const auto wire = lutra::transport::kit::peekDescriptor<tcp::WireDescriptor>(*exposed);
+        QVERIFY(wire.has_value());
+        std::vector<std::byte> data(kSize);
+        for (std::size_t i = 0; i < kSize; ++i) {
+            data[i] = static_cast<std::byte>(i * 7 + 1);
+        }
+
+        tcp::FrameHeader header;
+        header.type = static_cast<std::uint8_t>(tcp::FrameType::putData);
+        header.length = kSize;
+        header.cookie = tcp::cookieOf(wire->slot, wire->generation);
+        std::array<std::byte, tcp::kHeaderSize> raw{};
+        tcp::encode(header, raw.data());
+        const auto pause = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
+        QVERIFY(rawSend(fd, raw.data(), raw.size()));
+        pause(); // the reader sees the header alone and waits for the payload
+        QVERIFY(rawSend(fd, data.data(), kBelow));
+        pause();
+        QVERIFY(rawSend(fd, data.data() + kBelow, kSize - kBelow - kTail));
+        pause();
+        QVERIFY(rawSend(fd, data.data() + kSize - kTail, kTail));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            std::atomic_ref<std::byte>(memory[kSize - 1]).load() == data[kSize - 1], 5000);
+        QVERIFY(memory == data);
+
+        // The threshold is back at one byte: a small message right behind still arrives.
+        const std::string_view after = "after the put";
+        header = {};
+        header.type = static_cast<std::uint8_t>(tcp::FrameType::message);
+        header.length = after.size();
+        tcp::encode(header, raw.data());
+        QVERIFY(rawSend(fd, raw.data(), raw.size()));
+        QVERIFY(rawSend(fd, after.data(), after.size()));
+        QVERIFY(m_serverHandler.waitFor([&] {
+            return std::find(m_serverHandler.messages.begin(), m_serverHandler.messages.end(),
+                             after) != m_serverHandler.messages.end();
+        }));
+        server->unexposeBulk(*exposed);
         QVERIFY(server->connected());
     }
 
