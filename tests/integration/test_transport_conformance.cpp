@@ -1068,6 +1068,23 @@ private slots:
         QVERIFY(client->connected());
     }
 
+    // A raw message frame sent on `fd` reaches the server's handler.
+    bool rawMessageArrives(int fd, std::string_view text)
+    {
+        namespace tcp = lutra::transport::tcp;
+        tcp::FrameHeader header;
+        header.type = static_cast<std::uint8_t>(tcp::FrameType::message);
+        header.length = text.size();
+        std::array<std::byte, tcp::kHeaderSize> raw{};
+        tcp::encode(header, raw.data());
+        return rawSend(fd, raw.data(), raw.size()) && rawSend(fd, text.data(), text.size()) &&
+               m_serverHandler.waitFor([&] {
+                   return std::find(m_serverHandler.messages.begin(),
+                                    m_serverHandler.messages.end(),
+                                    text) != m_serverHandler.messages.end();
+               });
+    }
+
     // A put still arriving when the host takes its memory back (a request that timed out): once
     // unexposeBulk returns, not one more byte lands there; the rest of the frame is skipped and
     // the connection goes on.
@@ -1114,17 +1131,7 @@ private slots:
         const std::vector<std::byte> rest(kSize - kFirst, std::byte{0x22});
         QVERIFY(rawSend(fd, rest.data(), rest.size()));
         // A message behind the data: once it is delivered, the rest was read (and skipped).
-        const std::string_view after = "after the put";
-        header = {};
-        header.type = static_cast<std::uint8_t>(tcp::FrameType::message);
-        header.length = after.size();
-        tcp::encode(header, raw.data());
-        QVERIFY(rawSend(fd, raw.data(), raw.size()));
-        QVERIFY(rawSend(fd, after.data(), after.size()));
-        QVERIFY(m_serverHandler.waitFor([&] {
-            return std::find(m_serverHandler.messages.begin(), m_serverHandler.messages.end(),
-                             after) != m_serverHandler.messages.end();
-        }));
+        QVERIFY(rawMessageArrives(fd, "after the put"));
         const auto written = std::find_if(memory.begin(), memory.end(),
                                           [](std::byte b) { return b != std::byte{0xAA}; });
         QVERIFY2(written == memory.end(),
@@ -1186,17 +1193,7 @@ private slots:
         QVERIFY(memory == data);
 
         // The threshold is back at one byte: a small message right behind still arrives.
-        const std::string_view after = "after the put";
-        header = {};
-        header.type = static_cast<std::uint8_t>(tcp::FrameType::message);
-        header.length = after.size();
-        tcp::encode(header, raw.data());
-        QVERIFY(rawSend(fd, raw.data(), raw.size()));
-        QVERIFY(rawSend(fd, after.data(), after.size()));
-        QVERIFY(m_serverHandler.waitFor([&] {
-            return std::find(m_serverHandler.messages.begin(), m_serverHandler.messages.end(),
-                             after) != m_serverHandler.messages.end();
-        }));
+        QVERIFY(rawMessageArrives(fd, "after the put"));
         server->unexposeBulk(*exposed);
         QVERIFY(server->connected());
     }
