@@ -29,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -253,6 +254,25 @@ bool rawHandshake(int fd)
     }
     return ::recv(fd, frame.data(), frame.size(), MSG_WAITALL) ==
            static_cast<ssize_t>(frame.size());
+}
+
+// The header of a raw putData frame of `length` bytes into `exposed`; nothing when the
+// descriptor is not the tcp plugin's.
+std::optional<std::array<std::byte, lutra::transport::tcp::kHeaderSize>>
+rawPutHeader(const BulkDescriptor &exposed, std::uint64_t length)
+{
+    namespace tcp = lutra::transport::tcp;
+    const auto wire = lutra::transport::kit::peekDescriptor<tcp::WireDescriptor>(exposed);
+    if (!wire) {
+        return std::nullopt;
+    }
+    tcp::FrameHeader header;
+    header.type = static_cast<std::uint8_t>(tcp::FrameType::putData);
+    header.length = length;
+    header.cookie = tcp::cookieOf(wire->slot, wire->generation);
+    std::array<std::byte, tcp::kHeaderSize> raw{};
+    tcp::encode(header, raw.data());
+    return raw;
 }
 
 } // namespace
@@ -1101,8 +1121,8 @@ private slots:
         QVERIFY(m_serverHandler.waitFor([&] { return !m_serverHandler.accepted.empty(); }));
         const ConnectionPtr server = m_serverHandler.accepted.back();
 
-        // Below the wake threshold, so each part is read as it comes (wakeAtThreshold's case
-        // below is the one where arrival and reading part).
+        // Below the wake threshold, so each part is read as it comes (in
+        // putArrivingInPiecesLandsWhole below, arrival and reading part).
         constexpr std::size_t kSize = 48 * 1024;
         constexpr std::size_t kFirst = 16 * 1024;
         static_assert(kSize < lutra::transport::tcp::kWakeLowatMin);
@@ -1110,16 +1130,9 @@ private slots:
         const Segment segment{memory.data(), memory.size(), 0};
         const auto exposed = server->exposeBulk({&segment, 1}, BulkAccess::putInto);
         QVERIFY2(exposed.ok(), exposed.status().toString().c_str());
-        const auto wire = lutra::transport::kit::peekDescriptor<tcp::WireDescriptor>(*exposed);
-        QVERIFY(wire.has_value());
-
-        tcp::FrameHeader header;
-        header.type = static_cast<std::uint8_t>(tcp::FrameType::putData);
-        header.length = kSize;
-        header.cookie = tcp::cookieOf(wire->slot, wire->generation);
-        std::array<std::byte, tcp::kHeaderSize> raw{};
-        tcp::encode(header, raw.data());
-        QVERIFY(rawSend(fd, raw.data(), raw.size()));
+        const auto header = rawPutHeader(*exposed, kSize);
+        QVERIFY(header.has_value());
+        QVERIFY(rawSend(fd, header->data(), header->size()));
         const std::vector<std::byte> first(kFirst, std::byte{0x11});
         QVERIFY(rawSend(fd, first.data(), first.size()));
         // The first part landed (the I/O thread writes it; the test only reads).
@@ -1145,7 +1158,7 @@ private slots:
     // threshold (SO_RCVLOWAT): the header alone, a piece below the threshold, most of the rest,
     // and a tail far below it with nothing behind it. Every byte lands; a threshold above what
     // the frame still needs would leave the tail unread and fail here.
-    void wakeAtThreshold()
+    void putArrivingInPiecesLandsWhole()
     {
         if (m_plugin != "tcp") {
             QSKIP("raw-socket framing cases are tcp-specific");
@@ -1167,21 +1180,14 @@ private slots:
         const Segment segment{memory.data(), memory.size(), 0};
         const auto exposed = server->exposeBulk({&segment, 1}, BulkAccess::putInto);
         QVERIFY2(exposed.ok(), exposed.status().toString().c_str());
-        const auto wire = lutra::transport::kit::peekDescriptor<tcp::WireDescriptor>(*exposed);
-        QVERIFY(wire.has_value());
+        const auto header = rawPutHeader(*exposed, kSize);
+        QVERIFY(header.has_value());
         std::vector<std::byte> data(kSize);
         for (std::size_t i = 0; i < kSize; ++i) {
             data[i] = static_cast<std::byte>(i * 7 + 1);
         }
-
-        tcp::FrameHeader header;
-        header.type = static_cast<std::uint8_t>(tcp::FrameType::putData);
-        header.length = kSize;
-        header.cookie = tcp::cookieOf(wire->slot, wire->generation);
-        std::array<std::byte, tcp::kHeaderSize> raw{};
-        tcp::encode(header, raw.data());
         const auto pause = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
-        QVERIFY(rawSend(fd, raw.data(), raw.size()));
+        QVERIFY(rawSend(fd, header->data(), header->size()));
         pause(); // the reader sees the header alone and waits for the payload
         QVERIFY(rawSend(fd, data.data(), kBelow));
         pause();
