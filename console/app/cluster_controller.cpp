@@ -269,7 +269,7 @@ void ClusterController::injectHistory(const QString &address, const QList<Histor
 void ClusterController::updateLive(Node &node)
 {
     NodeLive live;
-    live.hitRatio = node.series.latestNodeHitRatio();
+    live.hitRatio = node.series.latestNodeReadahead().hitRatio;
     const auto add = [](qint64 &sum, qint64 value) { sum = (sum < 0 ? 0 : sum) + value; };
     bool dynamicLru = false;
     for (const auto &instance : node.latest->instances) {

@@ -415,8 +415,9 @@ void ReadaheadView::refreshCluster(qint64 fromMs, qint64 toMs)
         const auto *series = m_cluster.series(address);
         heat << bridgeSingleGaps(
             bucketMeans(series->nodeHitRatio(fromMs), double(fromMs), double(toMs), kBuckets));
-        latest << (unreachable ? qQNaN() : series->latestNodeHitRatio());
-        misses << series->latestNodeMissesPerSecond();
+        const auto readahead = series->latestNodeReadahead();
+        latest << (unreachable ? qQNaN() : readahead.hitRatio);
+        misses << readahead.missesPerSecond;
     }
     if (fleet != nullptr) {
         m_source->setText(sourceText(*fleet, withSeries, int(addresses.size())));

@@ -483,14 +483,16 @@ QList<QPointF> NodeSeries::nodeHitRatio(qint64 sinceMs) const
     return tablePoints(m_node, 0, sinceMs);
 }
 
-double NodeSeries::latestNodeHitRatio() const
+NodeSeries::NodeReadahead NodeSeries::latestNodeReadahead() const
 {
-    return tableLatest(m_node, 0);
-}
-
-double NodeSeries::latestNodeMissesPerSecond() const
-{
-    return tableLatest(m_node, 1);
+    const RingBuffer<float> &ratios = m_node.columns[0];
+    for (qsizetype i = m_node.times.size() - 1;
+         i >= 0 && m_node.times[i] >= m_node.times.back() - kLatestLookbackMs; --i) {
+        if (!std::isnan(ratios[i])) {
+            return {static_cast<double>(ratios[i]), static_cast<double>(m_node.columns[1][i])};
+        }
+    }
+    return {kNaN, kNaN};
 }
 
 qint64 NodeSeries::lastTimeMs() const

@@ -43,8 +43,16 @@ public:
 
     // hits and misses summed over every read_ahead_stats block of every instance.
     QList<QPointF> nodeHitRatio(qint64 sinceMs = 0) const;
-    double latestNodeHitRatio() const;
-    double latestNodeMissesPerSecond() const;
+    // The node's newest known hit ratio and the misses/s of that same row, looking back at
+    // most kLatestLookbackMs from the newest row: a poll whose snapshot did not advance, or a
+    // second without reads, leaves the last rate standing instead of blanking the node (the
+    // fleet's Prometheus rates span a minute too). NaN for both when no row in reach has one.
+    struct NodeReadahead {
+        double hitRatio;
+        double missesPerSecond;
+    };
+    static constexpr qint64 kLatestLookbackMs = 60'000;
+    NodeReadahead latestNodeReadahead() const;
 
     qint64 lastTimeMs() const;     // 0 before any point
     qsizetype memoryBytes() const; // what the rings hold, for the bench

@@ -194,8 +194,8 @@ private slots:
         QVERIFY(sameList(ys(ratio), {kNaN, 0.75}));
 
         // The node's ratio counts read_ahead_stats only, not lock_stats' hits.
-        QVERIFY(same(series.latestNodeHitRatio(), 0.75));
-        QVERIFY(same(series.latestNodeMissesPerSecond(), 100));
+        QVERIFY(same(series.latestNodeReadahead().hitRatio, 0.75));
+        QVERIFY(same(series.latestNodeReadahead().missesPerSecond, 100));
         QVERIFY(sameList(ys(series.nodeHitRatio()), {kNaN, 0.75}));
         QCOMPARE(xs(series.nodeHitRatio(kT0Ms + 1)), (QList<qint64>{kT0Ms + 1000}));
 
@@ -215,8 +215,42 @@ private slots:
         }
         QVERIFY(same(series.latest(kJob1, key(kRa, "hits")), 0));
         QVERIFY(std::isnan(series.latest(kJob1, key(kRa, "hit_ratio"))));
-        QVERIFY(std::isnan(series.latestNodeHitRatio()));
-        QVERIFY(same(series.latestNodeMissesPerSecond(), 0));
+        QVERIFY(std::isnan(series.latestNodeReadahead().hitRatio));
+        QVERIFY(std::isnan(series.latestNodeReadahead().missesPerSecond));
+    }
+
+    // The node's latest ratio survives polls that bring no rate (the snapshot did not advance,
+    // or nothing was read) for a minute, then it is unknown: a ranking of nodes does not
+    // flicker with the poll's timing, nor keep a node that stopped reading long ago.
+    void latestRatioOutlivesPollsWithoutRatesForAMinute()
+    {
+        NodeSeries series;
+        series.add(job1Update(0));
+        series.add(job1Update(1));
+        auto stale = job1Update(1); // the same snapshot, polled again a second later
+        stale.timeNs = kT0 + 2 * kSecond;
+        series.add(stale);
+        QVERIFY(sameList(ys(series.nodeHitRatio()), {kNaN, 0.75, kNaN}));
+        QVERIFY(same(series.latestNodeReadahead().hitRatio, 0.75));
+        QVERIFY(same(series.latestNodeReadahead().missesPerSecond, 100));
+
+        // Reads stop: the counters stand still, each snapshot newer than the last.
+        const auto idleAt = [](int second) {
+            CounterUpdate idle;
+            idle.timeNs = kT0 + second * kSecond;
+            idle.instances = {InstanceCounters{
+                kJob1,
+                {readahead(idle.timeNs, 1300, 300, 7), lockStats(idle.timeNs, 11, 5000, 0)},
+                {}}};
+            return idle;
+        };
+        series.add(idleAt(3));
+        series.add(idleAt(61));
+        QCOMPARE(series.lastTimeMs() - (kT0Ms + 1000), NodeSeries::kLatestLookbackMs);
+        QVERIFY(same(series.latestNodeReadahead().hitRatio, 0.75)); // a minute on: in reach
+        series.add(idleAt(62));
+        QVERIFY(std::isnan(series.latestNodeReadahead().hitRatio));
+        QVERIFY(std::isnan(series.latestNodeReadahead().missesPerSecond));
     }
 
     void gaugeValues()
@@ -281,8 +315,9 @@ private slots:
             QVERIFY2(std::isnan(series.latest(kJob1, k)), qPrintable(k));
             QCOMPARE(series.points(kJob1, k).size(), 3);
         }
-        QVERIFY(std::isnan(series.latestNodeHitRatio()));
-        QVERIFY(std::isnan(series.latestNodeMissesPerSecond()));
+        // The ratio before the gap stays in reach: whether the node is reachable is the
+        // connection's to show, not the series'.
+        QVERIFY(same(series.latestNodeReadahead().hitRatio, 0.75));
         QCOMPARE(series.lastTimeMs(), kT0Ms + 2000);
         // A gap in the past would break the time order: ignored.
         series.markGap(kT0Ms + 500);
@@ -313,8 +348,8 @@ private slots:
         QCOMPARE(series.instances(), (QStringList{kJob1, kJob2}));
         QVERIFY(same(series.latest(kJob1, key(kRa, "hit_ratio")), 0.75));
         QVERIFY(same(series.latest(kJob2, key(kRa, "hit_ratio")), 1.0));
-        QVERIFY(same(series.latestNodeHitRatio(), 0.8)); // 400 / (400 + 100)
-        QVERIFY(same(series.latestNodeMissesPerSecond(), 100));
+        QVERIFY(same(series.latestNodeReadahead().hitRatio, 0.8)); // 400 / (400 + 100)
+        QVERIFY(same(series.latestNodeReadahead().missesPerSecond, 100));
     }
 
     void prefillFromHistory()
@@ -356,7 +391,7 @@ private slots:
                      {kNaN, 409.6, 409.6, 0, 0}));
         QVERIFY(
             sameList(ys(series.nodeHitRatio()), {50.0 / 55, 100.0 / 110, 30.0 / 35, 50.0 / 55}));
-        QVERIFY(same(series.latestNodeMissesPerSecond(), 5));
+        QVERIFY(same(series.latestNodeReadahead().missesPerSecond, 5));
         QCOMPARE(series.lastTimeMs(), firstMs + 40000);
 
         // Live updates follow the history; keys the history did not have come after its own.
@@ -408,7 +443,7 @@ private slots:
         QCOMPARE(xs(node), (QList<qint64>{firstMs + 10000, firstMs + 20000, firstMs + 30000, kT0Ms,
                                           kT0Ms + 1000, kT0Ms + 2000}));
         QVERIFY(sameList(ys(node), {110.0 / 120, 110.0 / 220, 60.0 / 120, kNaN, 0.75, 0.75}));
-        QVERIFY(same(series.latestNodeHitRatio(), 0.75));
+        QVERIFY(same(series.latestNodeReadahead().hitRatio, 0.75));
         QCOMPARE(series.lastTimeMs(), kT0Ms + 2000);
     }
 };
