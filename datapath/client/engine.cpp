@@ -17,6 +17,13 @@ namespace {
 using cache::PageRef;
 using core::kPageSize;
 
+void raiseTo(std::atomic<std::uint64_t> &value, std::uint64_t atLeast) noexcept
+{
+    std::uint64_t seen = value.load();
+    while (atLeast > seen && !value.compare_exchange_weak(seen, atLeast)) {
+    }
+}
+
 // Waits for a set of submitted write RPCs; each completion reports into its own slot. Reused
 // across calls (reset keeps the vectors' capacity).
 class RpcWaiter {
@@ -693,17 +700,16 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
             }
             std::memcpy(page->data().data() + (from - pageStart), in.data() + (from - offset),
                         to - from);
+            // The size covers the page's bytes before the page is dirty: a write-back that finds
+            // it (a flush, or this writer's own when the cache is full) cuts the object's last
+            // page at the size, and would call the bytes past an older size written. writtenEnd
+            // before size: a size refresh that read the old writtenEnd then fails its
+            // compare-exchange on the size and looks again.
+            raiseTo(object.writtenEnd, to);
+            raiseTo(object.size, to);
             page->setLockCookie(lock->handle());
             page->markDirty();
             dirtied.any = true;
-        }
-        // writtenEnd before size: a size refresh that read the old writtenEnd then fails its
-        // compare-exchange on the size and looks again.
-        std::uint64_t written = object.writtenEnd.load();
-        while (end > written && !object.writtenEnd.compare_exchange_weak(written, end)) {
-        }
-        std::uint64_t known = object.size.load();
-        while (end > known && !object.size.compare_exchange_weak(known, end)) {
         }
     }
     // Writers wait, they don't fail: past max_dirty_mb this writer writes back its object.

@@ -11,6 +11,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,8 @@ using tools::TargetProcess;
 using tools::TempDir;
 
 namespace {
+
+constexpr std::size_t kPage = 4096;
 
 std::vector<std::byte> pattern(std::size_t size, unsigned seed)
 {
@@ -438,6 +441,47 @@ private slots:
             }
         }
         QVERIFY(blocks > 0);
+    }
+
+    // A write-back that runs while a write is half done finds the page holding the object's
+    // old end dirty with the writer's bytes past that end. Sent cut at the old end and called
+    // clean, those bytes never reached the target (flushWithWritersRunningLosesNothing saw it
+    // rarely). Here the writer itself writes back half-way: the cache is full of dirty pages
+    // when it takes the page after the old end's, so it writes back what is open to make room.
+    void aWriteBackDuringAWriteKeepsTheBytesPastTheOldEnd()
+    {
+        params::Registry registry;
+        auto client = mount(&registry);
+        const params::Assignment oneMiB{"llite.*.max_cached_mb", "1"};
+        QVERIFY(registry.set(std::span(&oneMiB, 1), "test").status.ok());
+        const std::size_t cachePages =
+            std::stoull(value(registry, "llite.lutra.max_cached_mb")) * (1 << 20) / kPage;
+        auto file = client->open("grows", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(file.ok());
+        const auto head = pattern(1000, 21); // the old end inside page 0
+        QVERIFY((*file)->pwrite(head, 0).ok());
+        QVERIFY((*file)->fsync().ok());
+        auto filler = client->open("filler", kOpenWrite | kOpenCreate);
+        QVERIFY(filler.ok());
+        QVERIFY((*filler)->pwrite(pattern((cachePages - 1) * kPage, 22), 0).ok());
+        QCOMPARE(std::stoull(value(registry, "llite.lutra.dirty_pages")), cachePages - 1);
+
+        const auto tail = pattern(8000, 23); // page 0 (dirtied first), then pages 1 and 2
+        QVERIFY((*file)->pwrite(tail, head.size()).ok());
+        QVERIFY((*file)->close().ok());
+        QVERIFY((*filler)->close().ok());
+        auto reader = mount();
+        auto check = reader->open("grows", kOpenRead);
+        QVERIFY(check.ok());
+        std::vector<std::byte> back(head.size() + tail.size());
+        QCOMPARE(*(*check)->pread(back, 0), back.size());
+        auto expected = head;
+        expected.insert(expected.end(), tail.begin(), tail.end());
+        const auto differ = std::mismatch(back.begin(), back.end(), expected.begin());
+        QVERIFY2(differ.first == back.end(),
+                 ("the bytes written past the old end were lost from byte " +
+                  std::to_string(differ.first - back.begin()))
+                     .c_str());
     }
 
     void aSharedObjectOutlivesItsFirstOpener()
