@@ -92,13 +92,14 @@ private slots:
                         "raw_tcp_memory_MBps", "bulk_read_async_MBps"});
         verifyPositive(report["ratios"].toObject(),
                        {"vs_raw_tcp", "vs_raw_tcp_memory", "small_rpc_vs_raw_echo",
-                        "async_vs_threads", "async_vs_raw_tcp"});
+                        "async_vs_threads", "async_vs_raw_tcp", "one_conn_vs_raw_tcp"});
         // Every round measures each side, the asynchronous reads too (their ratios are medians).
         const QJsonArray rounds = report["results"].toObject()["rounds"].toArray();
         QCOMPARE(rounds.size(), 3);
         for (const auto &round : rounds) {
-            verifyPositive(round.toObject(), {"bulk_read_MBps", "bulk_read_async_MBps",
-                                              "raw_tcp_MBps", "async_vs_raw_tcp"});
+            verifyPositive(round.toObject(),
+                           {"bulk_read_MBps", "bulk_read_async_MBps", "raw_tcp_MBps",
+                            "async_vs_raw_tcp", "one_conn_vs_raw_tcp"});
         }
     }
 
