@@ -43,7 +43,8 @@ Result<RawConnection> RawConnection::open(const std::string &uri)
     return RawConnection(fd);
 }
 
-RawConnection::RawConnection(RawConnection &&other) noexcept : m_fd(std::exchange(other.m_fd, -1))
+RawConnection::RawConnection(RawConnection &&other) noexcept
+    : m_fd(std::exchange(other.m_fd, -1)), m_lowat(other.m_lowat)
 {
 }
 
@@ -115,10 +116,21 @@ Status RawConnection::sendAll(const void *data, std::size_t size)
     return {};
 }
 
+void RawConnection::setWakeThreshold(std::size_t remaining)
+{
+    const int lowat =
+        remaining >= kWakeLowatMin ? static_cast<int>(std::min(remaining, kWakeLowatMax)) : 1;
+    if (lowat != m_lowat &&
+        ::setsockopt(m_fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat) == 0) {
+        m_lowat = lowat;
+    }
+}
+
 Status RawConnection::receiveAll(void *data, std::size_t size)
 {
     auto *bytes = static_cast<char *>(data);
     while (size > 0) {
+        setWakeThreshold(size);
         const ssize_t got = ::recv(m_fd, bytes, size, 0);
         if (got <= 0) {
             if (got < 0 && errno == EINTR) {
