@@ -7,10 +7,12 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <grpcpp/grpcpp.h>
+#include <sched.h>
 
 #include <chrono>
 #include <cmath>
@@ -101,6 +103,44 @@ private slots:
                            {"bulk_read_MBps", "bulk_read_async_MBps", "raw_tcp_MBps",
                             "async_vs_raw_tcp", "one_conn_vs_raw_tcp"});
         }
+    }
+
+    // --split-cpus: the spawned target on the first half of the CPUs, the bench on the rest,
+    // as the kernel reports them for the target process (the CI machines have 2).
+    void splitCpusPlacesTargetAndClientApart()
+    {
+        cpu_set_t allowed;
+        QCOMPARE(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+        int exitCode = 0;
+        const auto report = runBench({"--json", "--split-cpus", "--duration", "0.1", "rpc",
+                                      "--object-mb", "8", "--rounds", "1"},
+                                     &exitCode);
+        if (CPU_COUNT(&allowed) < 2) {
+            QCOMPARE(exitCode, 2); // said why, and measured nothing
+            return;
+        }
+        QCOMPARE(exitCode, 0);
+        const auto params = report["params"].toObject();
+        const auto cpus = params["cpus"].toObject();
+        const QString targets = cpus["targets"].toString();
+        const QString client = cpus["client"].toString();
+        QVERIFY2(!targets.isEmpty() && !client.isEmpty(), "both placements named");
+        // The kernel's own list for the spawned target: "0" or "0-1", never the client's CPUs.
+        const QString actual = params["target_cpus"].toString();
+        QVERIFY2(!actual.isEmpty(), "the target's Cpus_allowed_list is reported");
+        const auto expand = [](const QString &list) { // "0-2,5" -> {0, 1, 2, 5}
+            QSet<int> set;
+            for (const QString &part : list.split(',')) {
+                const QStringList ends = part.split('-');
+                for (int cpu = ends.first().toInt(); cpu <= ends.last().toInt(); ++cpu) {
+                    set.insert(cpu);
+                }
+            }
+            return set;
+        };
+        QCOMPARE(expand(actual), expand(targets));
+        QVERIFY2(!expand(actual).intersects(expand(client)), qPrintable(actual + " / " + client));
+        verifyPositive(report["ratios"].toObject(), {"vs_raw_tcp"});
     }
 
     void commitMode()

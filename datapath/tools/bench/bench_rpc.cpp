@@ -1,6 +1,7 @@
 // lutra-bench rpc: what the transport costs over raw TCP between the same two processes.
 #include "bench_modes.h"
 #include "client/rpc_session.h"
+#include "cpu_split.h"
 #include "ib_write_bw.h"
 #include "raw_client.h"
 #include "target/raw_baseline.h"
@@ -209,6 +210,12 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
                       "(verbs: and ib_write_bw), alternating their order; "
                       "MBps and ratios are medians"},
                      {"small_message", "ping (24-byte header + job id) vs 64-byte raw echo"}};
+    if (process) {
+        // Where the spawned target runs (lutra-bench --split-cpus), as the kernel has it.
+        if (auto cpus = allowedCpusOf(process->pid()); cpus) {
+            report.params["target_cpus"] = *cpus;
+        }
+    }
     if (rpcSession.connections() != rpc.conns) {
         report.notes.push_back("the target took " + std::to_string(rpcSession.connections()) +
                                " of " + std::to_string(rpc.conns) + " connections");

@@ -5,6 +5,8 @@
 #include "bench_loop.h"
 #include "bench_modes.h"
 #include "bench_soak.h"
+#include "cpu_split.h"
+#include "target_process.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -37,6 +39,11 @@ int main(int argc, char **argv)
                    "modes; a mode's own settings still apply over it)")
         ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
+    bool splitCpus = false;
+    app.add_flag("--split-cpus", splitCpus,
+                 "spawned targets on the first half of the CPUs this process may use, the bench "
+                 "(the client) on the rest, as separate hosts would be (default: both share all)");
 
     LoopOptions loop;
     app.add_flag("--loop", loop.enabled,
@@ -269,6 +276,21 @@ int main(int argc, char **argv)
     if (loop.enabled) {
         installStopHandlers();
     }
+    CpuSplit split;
+    if (splitCpus) {
+        auto cpus = splitAllowedCpus();
+        if (!cpus) {
+            std::fprintf(stderr, "lutra-bench: %s\n", cpus.status().toString().c_str());
+            return 2;
+        }
+        split = std::move(cpus).value();
+        // Before any thread starts: the threads the mode starts inherit the client's CPUs.
+        if (auto pinned = pinThisThread(split.client); !pinned) {
+            std::fprintf(stderr, "lutra-bench: %s\n", pinned.toString().c_str());
+            return 2;
+        }
+        TargetProcess::runOnCpus(split.targets);
+    }
     const auto run = [&]() -> lutra::Result<Report> {
         if (*rpcMode) {
             return runRpcBench(options, rpc);
@@ -311,6 +333,11 @@ int main(int argc, char **argv)
     auto report = run();
     if (report && !options.settings.empty()) {
         report->params["set"] = options.settings;
+    }
+    if (report && splitCpus) {
+        report->params["cpus"] = {{"client", cpuList(split.client)},
+                                  {"targets", options.target.empty() ? cpuList(split.targets)
+                                                                     : "not spawned (--target)"}};
     }
     return finishBench("lutra-bench", report, options.json);
 }

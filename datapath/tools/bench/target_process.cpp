@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,13 @@ extern char **environ;
 namespace lutra::tools {
 
 namespace {
+
+// TargetProcess::runOnCpus's set: written once before any spawn, read by each spawn.
+std::vector<int> &spawnCpus()
+{
+    static std::vector<int> cpus;
+    return cpus;
+}
 
 // Reads lines until `done` says so or the deadline passes.
 template <typename Done>
@@ -76,6 +84,11 @@ std::string TargetProcess::defaultBinary()
     return error ? std::string("lutra-target") : (self.parent_path() / "lutra-target").string();
 }
 
+void TargetProcess::runOnCpus(std::vector<int> cpus)
+{
+    spawnCpus() = std::move(cpus);
+}
+
 Result<std::unique_ptr<TargetProcess>> TargetProcess::spawn(Options options)
 {
     if (options.binary.empty()) {
@@ -115,6 +128,12 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::spawn(Options options)
         return Status(Errc::not_found,
                       "cannot start " + options.binary + ": " + std::strerror(errno));
     }
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    for (const int cpu : spawnCpus()) {
+        CPU_SET(cpu, &cpus);
+    }
+    const bool placed = !spawnCpus().empty();
     int pipeFds[2];
     if (::pipe2(pipeFds, O_CLOEXEC) != 0) {
         return Status(Errc::io_error, std::string("pipe: ") + std::strerror(errno));
@@ -135,6 +154,9 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::spawn(Options options)
         sigemptyset(&none);
         ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
         ::dup2(pipeFds[1], STDOUT_FILENO);
+        if (placed && ::sched_setaffinity(0, sizeof cpus, &cpus) != 0) {
+            ::_exit(126);
+        }
         ::execve(options.binary.c_str(), argv.data(), envp.data());
         ::_exit(127);
     }

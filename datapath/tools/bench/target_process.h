@@ -44,6 +44,9 @@ public:
 
     // The lutra-target installed or built next to the running program.
     static std::string defaultBinary();
+    // The CPUs every target spawned from now on runs on (empty: wherever its parent may); set
+    // once, before any spawn (lutra-bench --split-cpus).
+    static void runOnCpus(std::vector<int> cpus);
 
 private:
     TargetProcess() = default;
