@@ -170,10 +170,10 @@ bool Osc::checksumsEffective() const noexcept
 Status Osc::submitRead(std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                        std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
                        std::string_view jobId, OscCompletion completion,
-                       transport::Deadline admission, transport::Deadline deadline)
+                       transport::Deadline admission, transport::Deadline deadline, Send send)
 {
     return submit(Op::read, handle, firstPage, pageCount, lastPageBytes, segments, jobId,
-                  completion, admission, deadline);
+                  completion, admission, deadline, send);
 }
 
 Status Osc::submitWrite(std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
@@ -182,7 +182,7 @@ Status Osc::submitWrite(std::uint64_t handle, std::uint64_t firstPage, std::uint
                         transport::Deadline admission, transport::Deadline deadline)
 {
     return submit(Op::write, handle, firstPage, pageCount, lastPageBytes, segments, jobId,
-                  completion, admission, deadline);
+                  completion, admission, deadline, Send::now);
 }
 
 Status Osc::validate(Op op, std::uint64_t firstPage, std::uint32_t pageCount,
@@ -225,7 +225,7 @@ Status Osc::validate(Op op, std::uint64_t firstPage, std::uint32_t pageCount,
 Status Osc::submit(Op op, std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                    std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
                    std::string_view jobId, OscCompletion &completion, transport::Deadline admission,
-                   transport::Deadline deadline)
+                   transport::Deadline deadline, Send send)
 {
     if (!completion) {
         return Status(Errc::invalid_argument,
@@ -275,7 +275,10 @@ Status Osc::submit(Op op, std::uint64_t handle, std::uint64_t firstPage, std::ui
     ++m_queued;
     ++m_outstanding;
     m_stats.addPendingPages(directionOf(op == Op::write), pageCount);
-    const bool canStart = m_inFlight < maxRpcsInFlight();
+    // Left to a completion: m_inFlight is counted down under this lock before that completion
+    // dispatches, so it finds this request queued.
+    const bool canStart =
+        m_inFlight < maxRpcsInFlight() && !(send == Send::afterInFlight && m_inFlight > 0);
     lock.unlock();
     if (canStart) {
         dispatch();

@@ -186,11 +186,18 @@ public:
     // requestSlots records busy until `admission`; inside a completion the Osc never waits).
     // `deadline` is the caller's end (a flush's timeout): a request still queued then fails with
     // timeout unsent, and one sent is timed out at it if that comes before rpc_timeout.
+    // `send`: Send::afterInFlight is for pages nobody waits for yet (readahead): while an RPC
+    // to this target is in flight the request stays queued, and that RPC's completion — on the
+    // transport's I/O thread, which runs then anyway — sends it, instead of this thread waking
+    // the I/O thread for it now. A completion always comes (reply, error or timeout), so the
+    // request is never left behind.
+    enum class Send : bool { now, afterInFlight };
     Status submitRead(std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                       std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
                       std::string_view jobId, OscCompletion completion,
                       transport::Deadline admission = transport::Deadline::max(),
-                      transport::Deadline deadline = transport::Deadline::max());
+                      transport::Deadline deadline = transport::Deadline::max(),
+                      Send send = Send::now);
     Status submitWrite(std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                        std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
                        std::string_view jobId, OscCompletion completion,
@@ -242,7 +249,7 @@ private:
     Status submit(Op op, std::uint64_t handle, std::uint64_t firstPage, std::uint32_t pageCount,
                   std::uint16_t lastPageBytes, std::span<const transport::Segment> segments,
                   std::string_view jobId, OscCompletion &completion, transport::Deadline admission,
-                  transport::Deadline deadline);
+                  transport::Deadline deadline, Send send);
     Status validate(Op op, std::uint64_t firstPage, std::uint32_t pageCount,
                     std::uint16_t lastPageBytes,
                     std::span<const transport::Segment> segments) const;

@@ -124,13 +124,17 @@ void FillPool::submit(PageFill &fill, Osc &osc, std::uint64_t handle, std::strin
     for (std::size_t p = 0; p < pieceCount; ++p) {
         const RpcPiece &piece = fill.m_pieces[p];
         PageFill *target = &fill;
+        // A fill of readahead alone goes with the next completion to the target; one with the
+        // reader's pages goes now, all of it (its first send wakes the I/O thread for the rest).
         const Status submitted = osc.submitRead(
             handle, fill.pages[piece.first].index(), static_cast<std::uint32_t>(piece.count),
             static_cast<std::uint16_t>(kPageSize),
             std::span(fill.m_segments).subspan(piece.segmentBegin, piece.segmentCount), fill.m_job,
             [this, target, p](const Status &status, std::uint32_t bytes) {
                 complete(*target, p, status, bytes);
-            });
+            },
+            transport::Deadline::max(), transport::Deadline::max(),
+            demandPieces == 0 ? Osc::Send::afterInFlight : Osc::Send::now);
         if (!submitted) {
             complete(fill, p, submitted, 0); // refused: its completion never runs
         }

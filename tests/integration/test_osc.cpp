@@ -473,6 +473,56 @@ private slots:
         QCOMPARE(after.code(), Errc::unavailable);
     }
 
+    // Send::afterInFlight (readahead nobody waits for yet): sent at once when nothing is in
+    // flight to the target; behind an RPC in flight it stays queued (max_rpcs_in_flight has
+    // room) until that RPC's completion sends it, and then it completes too. Deterministic:
+    // the target is frozen while the first RPC is out.
+    void readaheadWaitsForTheCompletionInFlight()
+    {
+        const std::uint64_t handle = create("later");
+        QVERIFY(handle != 0);
+        auto data = pattern(64 * kPage, 9);
+        const transport::Segment source{data.data(), data.size(), 0};
+        Tally written;
+        QVERIFY(
+            m_osc->submitWrite(handle, 0, 64, kPage, {&source, 1}, "osc-test", written.completion())
+                .ok());
+        QVERIFY(written.waitFor(1));
+        QVERIFY(written.firstError.ok());
+
+        std::vector<std::byte> back(64 * kPage);
+        const transport::Segment into{back.data(), back.size(), 0};
+        Tally alone;
+        QVERIFY(m_osc
+                    ->submitRead(handle, 0, 64, kPage, {&into, 1}, "osc-test", alone.completion(),
+                                 transport::Deadline::max(), transport::Deadline::max(),
+                                 Osc::Send::afterInFlight)
+                    .ok());
+        QVERIFY2(alone.waitFor(1), "nothing in flight: sent at once");
+        QVERIFY(back == data);
+
+        QVERIFY(testing::freeze(m_target->pid()));
+        Tally first;
+        Tally behind;
+        QVERIFY(m_osc->submitRead(handle, 0, 32, kPage, {&into, 1}, "osc-test", first.completion())
+                    .ok());
+        const transport::Segment upper{back.data() + 32 * kPage, 32 * kPage, 0};
+        QVERIFY(m_osc
+                    ->submitRead(handle, 32, 32, kPage, {&upper, 1}, "osc-test",
+                                 behind.completion(), transport::Deadline::max(),
+                                 transport::Deadline::max(), Osc::Send::afterInFlight)
+                    .ok());
+        QCOMPARE(m_osc->rpcStats().inFlight(OscRpcStats::read), std::int64_t(1));
+        QCOMPARE(m_osc->rpcStats().pendingPages(OscRpcStats::read), std::int64_t(32));
+        QCOMPARE(::kill(m_target->pid(), SIGCONT), 0);
+        QVERIFY(first.waitFor(1));
+        QVERIFY2(behind.waitFor(1), "the completion in flight sent the one behind it");
+        QVERIFY(first.firstError.ok() && behind.firstError.ok());
+        QVERIFY(back == data);
+        QVERIFY(m_osc->waitIdle(soon()));
+        QCOMPARE(m_osc->rpcStats().pendingPages(OscRpcStats::read), std::int64_t(0));
+    }
+
     void callerDeadlineEndsQueuedAndSentRpcs()
     {
         // A caller with a deadline (a job's flush) must not wait for rpc_timeout (60 s here):
