@@ -59,9 +59,9 @@ NodeView::NodeView(ClusterController &cluster, QWidget *parent)
     m_counters->setUniformRowHeights(true);
     m_counters->setAlternatingRowColors(true);
     connect(m_countersModel, &QAbstractItemModel::rowsInserted, this,
-            [this](const QModelIndex &parent, int first, int last) {
+            [this](const QModelIndex &insertedUnder, int first, int last) {
                 for (int row = first; row <= last; ++row) {
-                    applyExpansion(m_countersModel->index(row, 0, parent));
+                    applyExpansion(m_countersModel->index(row, 0, insertedUnder));
                 }
             });
     connect(m_counters, &QTreeView::expanded, this,

@@ -48,8 +48,8 @@ OperationsDock::OperationsDock(ClusterController &cluster, QWidget *parent)
     auto &model = m_cluster.operationsModel();
     // The newest operation is expanded and current, so its nodes are visible as they answer.
     connect(&model, &QAbstractItemModel::rowsInserted, this,
-            [this](const QModelIndex &parent, int, int last) {
-                if (!parent.isValid()) {
+            [this](const QModelIndex &insertedUnder, int, int last) {
+                if (!insertedUnder.isValid()) {
                     const auto index = m_tree->model()->index(last, 0);
                     m_tree->expand(index);
                     m_tree->setCurrentIndex(index);

@@ -213,8 +213,8 @@ quint64 NodeConnection::getNodeInfo(std::function<void(Reply<NodeInfo>)> done)
 {
     return startCall<NodeInfo, ctl::v1::NodeInfo>(
         ctl::v1::GetNodeInfoRequest(),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.GetNodeInfo(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.GetNodeInfo(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::NodeInfo &reply) { return convert::nodeInfo(reply); }, std::move(done));
 }
@@ -223,8 +223,8 @@ quint64 NodeConnection::listInstances(std::function<void(Reply<QList<InstanceInf
 {
     return startCall<QList<InstanceInfo>, ctl::v1::ListInstancesReply>(
         ctl::v1::ListInstancesRequest(),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.ListInstances(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.ListInstances(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::ListInstancesReply &reply) { return convert::instances(reply); },
         std::move(done));
@@ -237,8 +237,8 @@ quint64 NodeConnection::listParams(const QString &pattern,
     request.set_pattern(pattern.toStdString());
     return startCall<QList<InstanceSpecs>, ctl::v1::ListParamsReply>(
         std::move(request),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.ListParams(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.ListParams(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::ListParamsReply &reply) { return convert::instanceSpecs(reply); },
         std::move(done));
@@ -254,8 +254,8 @@ quint64 NodeConnection::getParams(const QStringList &patterns, const QString &in
     request.set_instance(instance.toStdString());
     return startCall<QList<InstanceValue>, ctl::v1::GetParamsReply>(
         std::move(request),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.GetParams(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.GetParams(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::GetParamsReply &reply) { return convert::values(reply); },
         std::move(done));
@@ -274,8 +274,8 @@ quint64 NodeConnection::setParams(const QList<Assignment> &assignments, const QS
     request.set_dry_run(dryRun);
     return startCall<SetOutcome, ctl::v1::SetParamsReply>(
         std::move(request),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.SetParams(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.SetParams(context, sent, response, std::move(callback));
         },
         [dryRun](const ctl::v1::SetParamsReply &reply) {
             return convert::setOutcome(reply, dryRun);
@@ -293,8 +293,8 @@ quint64 NodeConnection::getCounterHistory(const QString &instanceGlob, const QSt
     request.set_since_ns(sinceNs);
     return startCall<QList<HistorySeries>, ctl::v1::GetCounterHistoryReply>(
         std::move(request),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.GetCounterHistory(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.GetCounterHistory(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::GetCounterHistoryReply &reply) { return convert::history(reply); },
         std::move(done));
@@ -304,8 +304,8 @@ quint64 NodeConnection::listProfiles(std::function<void(Reply<ProfileList>)> don
 {
     return startCall<ProfileList, ctl::v1::ListProfilesReply>(
         ctl::v1::ListProfilesRequest(),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.ListProfiles(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.ListProfiles(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::ListProfilesReply &reply) { return convert::profileList(reply); },
         std::move(done));
@@ -318,8 +318,8 @@ quint64 NodeConnection::getProfile(const QString &name,
     request.set_name(name.toStdString());
     return startCall<ProfileText, ctl::v1::GetProfileReply>(
         std::move(request),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.GetProfile(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.GetProfile(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::GetProfileReply &reply) { return convert::profileText(reply); },
         std::move(done));
@@ -332,8 +332,8 @@ quint64 NodeConnection::putProfile(const QString &yaml,
     request.set_yaml(yaml.toStdString());
     return startCall<QList<ProfileError>, ctl::v1::PutProfileReply>(
         std::move(request),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.PutProfile(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.PutProfile(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::PutProfileReply &reply) { return convert::profileErrors(reply); },
         std::move(done));
@@ -355,16 +355,16 @@ quint64 NodeConnection::profile(ProfileMode mode, const QString &name, const QSt
     request.set_force(force);
     return startCall<ProfilePlan, ctl::v1::ProfilePlan>(
         std::move(request),
-        [mode](auto &async, auto *context, auto *request, auto *response, auto callback) {
+        [mode](auto &async, auto *context, auto *sent, auto *response, auto callback) {
             switch (mode) {
             case ProfileMode::diff:
-                async.DiffProfile(context, request, response, std::move(callback));
+                async.DiffProfile(context, sent, response, std::move(callback));
                 break;
             case ProfileMode::apply:
-                async.ApplyProfile(context, request, response, std::move(callback));
+                async.ApplyProfile(context, sent, response, std::move(callback));
                 break;
             case ProfileMode::verify:
-                async.VerifyProfile(context, request, response, std::move(callback));
+                async.VerifyProfile(context, sent, response, std::move(callback));
                 break;
             }
         },
@@ -380,8 +380,8 @@ quint64 NodeConnection::rollback(quint64 historyId, bool dryRun,
     request.set_dry_run(dryRun);
     return startCall<RollbackOutcome, ctl::v1::RollbackReply>(
         std::move(request),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.Rollback(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.Rollback(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::RollbackReply &reply) { return convert::rollbackOutcome(reply); },
         std::move(done));
@@ -399,8 +399,8 @@ quint64 NodeConnection::flushJob(const QString &jobId, bool all, int timeoutMs,
     request.set_timeout_ms(static_cast<std::uint32_t>(std::max(timeoutMs, 0)));
     return startCall<FlushOutcome, ctl::v1::FlushJobReply>(
         std::move(request),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.FlushJob(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.FlushJob(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::FlushJobReply &reply) { return convert::flushOutcome(reply); },
         std::move(done), std::max(m_endpoint.callTimeoutMs, flushMs + kFlushSlackMs));
@@ -413,8 +413,8 @@ quint64 NodeConnection::getJobStats(const QString &jobGlob,
     request.set_job_id(jobGlob.toStdString());
     return startCall<QList<JobStat>, ctl::v1::GetJobStatsReply>(
         std::move(request),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.GetJobStats(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.GetJobStats(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::GetJobStatsReply &reply) { return convert::jobStats(reply); },
         std::move(done));
@@ -434,8 +434,8 @@ quint64 NodeConnection::listHistory(const HistoryQuery &query,
     request.set_until_ns(query.untilNs);
     return startCall<HistoryPage, ctl::v1::ListHistoryReply>(
         std::move(request),
-        [](auto &async, auto *context, auto *request, auto *response, auto callback) {
-            async.ListHistory(context, request, response, std::move(callback));
+        [](auto &async, auto *context, auto *sent, auto *response, auto callback) {
+            async.ListHistory(context, sent, response, std::move(callback));
         },
         [](const ctl::v1::ListHistoryReply &reply) { return convert::historyPage(reply); },
         std::move(done));
