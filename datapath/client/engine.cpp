@@ -17,13 +17,6 @@ namespace {
 using cache::PageRef;
 using core::kPageSize;
 
-void raiseTo(std::atomic<std::uint64_t> &value, std::uint64_t atLeast) noexcept
-{
-    std::uint64_t seen = value.load();
-    while (atLeast > seen && !value.compare_exchange_weak(seen, atLeast)) {
-    }
-}
-
 // Waits for a set of submitted write RPCs; each completion reports into its own slot. Reused
 // across calls (reset keeps the vectors' capacity).
 class RpcWaiter {

@@ -21,6 +21,7 @@
 #include "core/params/catalog.h"
 #include "core/readahead/readahead.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,18 @@
 #include <vector>
 
 namespace lutra::client {
+
+// Raises `value` to at least `atLeast` (sizes only grow through here); true when it did.
+inline bool raiseTo(std::atomic<std::uint64_t> &value, std::uint64_t atLeast) noexcept
+{
+    std::uint64_t seen = value.load();
+    while (atLeast > seen) {
+        if (value.compare_exchange_weak(seen, atLeast)) {
+            return true;
+        }
+    }
+    return false;
+}
 
 // A stripe object this client has open.
 struct ObjectState {

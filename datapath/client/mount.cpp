@@ -208,18 +208,16 @@ struct File::Impl {
             }
             ObjectState &object = *data.objects[t];
             const std::uint64_t target = reply->attr.size;
-            std::uint64_t known = object.size.load();
             bool changed = false;
             if (stale[t] != 0) {
+                std::uint64_t known = object.size.load();
                 std::uint64_t want = std::max(target, object.writtenEnd.load());
                 while (known != want && !object.size.compare_exchange_weak(known, want)) {
                     want = std::max(target, object.writtenEnd.load());
                 }
                 changed = known != want;
             } else {
-                while (target > known && !object.size.compare_exchange_weak(known, target)) {
-                }
-                changed = target > known;
+                changed = raiseTo(object.size, target);
             }
             if (changed) {
                 mount->engine->fastEpoch.fetch_add(1, std::memory_order_acq_rel);

@@ -4,6 +4,7 @@
 #include <lutra/client.h>
 
 #include "core/params/registry.h"
+#include "core/types.h"
 #include "frozen_process.h"
 #include "target_process.h"
 
@@ -24,8 +25,6 @@ using tools::TargetProcess;
 using tools::TempDir;
 
 namespace {
-
-constexpr std::size_t kPage = 4096;
 
 std::vector<std::byte> pattern(std::size_t size, unsigned seed)
 {
@@ -455,7 +454,7 @@ private slots:
         const params::Assignment oneMiB{"llite.*.max_cached_mb", "1"};
         QVERIFY(registry.set(std::span(&oneMiB, 1), "test").status.ok());
         const std::size_t cachePages =
-            std::stoull(value(registry, "llite.lutra.max_cached_mb")) * (1 << 20) / kPage;
+            std::stoull(value(registry, "llite.lutra.max_cached_mb")) * (1 << 20) / core::kPageSize;
         auto file = client->open("grows", kOpenRead | kOpenWrite | kOpenCreate);
         QVERIFY(file.ok());
         const auto head = pattern(1000, 21); // the old end inside page 0
@@ -463,7 +462,7 @@ private slots:
         QVERIFY((*file)->fsync().ok());
         auto filler = client->open("filler", kOpenWrite | kOpenCreate);
         QVERIFY(filler.ok());
-        QVERIFY((*filler)->pwrite(pattern((cachePages - 1) * kPage, 22), 0).ok());
+        QVERIFY((*filler)->pwrite(pattern((cachePages - 1) * core::kPageSize, 22), 0).ok());
         QCOMPARE(std::stoull(value(registry, "llite.lutra.dirty_pages")), cachePages - 1);
 
         const auto tail = pattern(8000, 23); // page 0 (dirtied first), then pages 1 and 2
