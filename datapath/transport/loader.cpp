@@ -3,11 +3,13 @@
 #include "core/log.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #ifndef LUTRA_PLUGIN_DIR
 #error "LUTRA_PLUGIN_DIR must be defined by the build"
@@ -255,6 +257,21 @@ std::vector<Status> PluginLoader::loadAll()
     return errors;
 }
 
+std::uint32_t ioThreadsForCpus(unsigned cpus) noexcept
+{
+    return std::clamp(cpus / 2, 1u, 2u);
+}
+
+std::uint32_t automaticIoThreads() noexcept
+{
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+        return ioThreadsForCpus(std::thread::hardware_concurrency());
+    }
+    return ioThreadsForCpus(static_cast<unsigned>(CPU_COUNT(&allowed)));
+}
+
 Result<std::unique_ptr<Transport>> PluginLoader::create(std::string_view name,
                                                         const TransportOptions &options)
 {
@@ -262,7 +279,12 @@ Result<std::unique_ptr<Transport>> PluginLoader::create(std::string_view name,
     if (!entry.ok()) {
         return entry.status();
     }
-    return (*entry)->create(options);
+    if (options.ioThreads != 0) {
+        return (*entry)->create(options);
+    }
+    TransportOptions resolved = options;
+    resolved.ioThreads = automaticIoThreads();
+    return (*entry)->create(resolved);
 }
 
 std::vector<std::string> PluginLoader::names() const

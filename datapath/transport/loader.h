@@ -22,6 +22,14 @@ std::vector<std::string> defaultSearchPath();
 // every transport using the sink.
 LogSink processLogSink(const std::string &category);
 
+// I/O threads for `cpus` CPUs: one per two, at least one, at most two. A host's I/O threads
+// compete with the threads they serve (callers, service threads, a target on the same cores):
+// more of them than half the CPUs halved bulk reads on 2 cores (datapath/transport/README.md).
+std::uint32_t ioThreadsForCpus(unsigned cpus) noexcept;
+// ioThreadsForCpus of the CPUs this thread may run on (sched_getaffinity); what create() uses
+// for TransportOptions::ioThreads == 0.
+std::uint32_t automaticIoThreads() noexcept;
+
 // "liblutra-transport-<name>.so"
 std::string pluginFileName(std::string_view name);
 
@@ -45,7 +53,8 @@ public:
     // directory shadows later ones). Returns one error per plugin that failed; the others stay.
     std::vector<Status> loadAll();
 
-    // Creates a transport from a loaded plugin (loading it first if needed).
+    // Creates a transport from a loaded plugin (loading it first if needed); ioThreads 0 becomes
+    // automaticIoThreads().
     Result<std::unique_ptr<Transport>> create(std::string_view name,
                                               const TransportOptions &options);
 

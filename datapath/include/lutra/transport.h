@@ -75,8 +75,10 @@ struct Limits {
 
 struct TransportOptions {
     LogSink log;
-    Limits proposed;             // this side's offer; each connection negotiates down
-    std::uint32_t ioThreads = 2; // plugin I/O threads (handlers run on them)
+    Limits proposed; // this side's offer; each connection negotiates down
+    // Plugin I/O threads (handlers run on them). 0: PluginLoader::create picks one per two CPUs
+    // this process may run on, 1 to 2 (automaticIoThreads in transport/loader.h).
+    std::uint32_t ioThreads = 0;
     std::chrono::milliseconds connectTimeout{5000};
 };
 

@@ -1,11 +1,14 @@
 // Which I/O thread carries a connection (the tcp plugin, loaded for real): a new connection goes
 // to the thread with the fewest connections to the same peer, then the fewest of all, so the
 // connections of one session (conns_per_target) spread over the threads however other sessions
-// open and close theirs. The observable: handlers run on the connection's I/O thread (an accepted
-// connection's onAccepted, a client connection's onMessage).
+// open and close theirs; by default a process has one I/O thread per two CPUs it may run on, 1
+// to 2. The observable: handlers run on the connection's I/O thread (an accepted connection's
+// onAccepted, a client connection's onMessage).
 #include "transport/loader.h"
 
 #include <QTest>
+
+#include <sched.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -285,6 +288,43 @@ private slots:
         const auto load = loadOf(pairs, true, pairs.size());
         QCOMPARE(load.size(), std::size_t{2});
         QCOMPARE(load.begin()->second, 2);
+    }
+
+    void theDefaultIsOneIoThreadPerTwoCpus()
+    {
+        QCOMPARE(ioThreadsForCpus(0), 1u);
+        QCOMPARE(ioThreadsForCpus(1), 1u);
+        QCOMPARE(ioThreadsForCpus(3), 1u);
+        QCOMPARE(ioThreadsForCpus(4), 2u);
+        QCOMPARE(ioThreadsForCpus(256), 2u);
+
+        // Four connections spread over every thread there is (least loaded first): with the
+        // default options, as many distinct threads as the CPUs this thread may use allow —
+        // pinned to one CPU, and as it runs.
+        cpu_set_t allowed;
+        QCOMPARE(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+            if (CPU_ISSET(cpu, &allowed)) {
+                CPU_SET(cpu, &one);
+                break;
+            }
+        }
+        for (const cpu_set_t *mask : {&one, &allowed}) {
+            QCOMPARE(sched_setaffinity(0, sizeof *mask, mask), 0);
+            start(0, 1); // the I/O threads start under `mask`, as a host's would
+            QCOMPARE(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+            std::vector<Pair> pairs;
+            for (int i = 0; i < 4; ++i) {
+                pairs.push_back(open(0));
+                QVERIFY(pairs.back().client);
+            }
+            const auto expected = ioThreadsForCpus(static_cast<unsigned>(CPU_COUNT(mask)));
+            for (const bool clientSide : {true, false}) {
+                QCOMPARE(loadOf(pairs, clientSide, pairs.size()).size(), std::size_t{expected});
+            }
+        }
     }
 };
 
