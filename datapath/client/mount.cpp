@@ -572,6 +572,8 @@ Status File::truncate(std::uint64_t size)
         return status;
     }
     Mount::Impl &mount = *m_impl->mount;
+    // No write of this client is half done while the size changes (ObjectState::resizeGuard).
+    std::unique_lock resize(m_impl->data.objects[0]->resizeGuard);
     // Write back first, so nothing dirty lands past the new end afterwards.
     if (auto status = fsync(); !status) {
         return status;
@@ -636,6 +638,7 @@ Result<std::size_t> File::pwrite(std::span<const std::byte> in, std::uint64_t of
         return status;
     }
     Mount::Impl &mount = *file.mount;
+    std::shared_lock resize(file.data.objects[0]->resizeGuard);
     std::uint64_t done = 0;
     while (done < in.size()) {
         const auto piece = mount.layout.pieceAt(offset + done, in.size() - done);

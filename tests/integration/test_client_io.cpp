@@ -6,6 +6,7 @@
 #include "core/params/registry.h"
 #include "core/types.h"
 #include "frozen_process.h"
+#include "paused_page.h"
 #include "target_process.h"
 
 #include <QTest>
@@ -481,6 +482,44 @@ private slots:
                  ("the bytes written past the old end were lost from byte " +
                   std::to_string(differ.first - back.begin()))
                      .c_str());
+    }
+
+    // A truncate from another thread while a write is between its pages (paused copying its
+    // second page from the caller's buffer): the write must land wholly before the truncate,
+    // not half (the first page written back and dropped by the truncate, the second after it).
+    // The target's truncate revokes the client's lock, whose cancel waits for the writer to let
+    // it go; the file's resize guard (ObjectState::resizeGuard) also keeps writes out of the
+    // moment between the truncate's reply and its size update, which this test cannot reach.
+    void aTruncateWaitsForAWriteHalfDone()
+    {
+        auto client = mount();
+        auto file = client->open("torn", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(file.ok());
+        const auto data = pattern(2 * core::kPageSize, 24);
+        tools::PausedPage source(std::span(data).first(core::kPageSize), 2);
+        QVERIFY2(source.error().empty(), source.error().c_str());
+        QCOMPARE(source.pageSize(), core::kPageSize);
+        auto write = std::async(std::launch::async,
+                                [&] { return (*file)->pwrite(source.bytes(), 0).status(); });
+        QVERIFY2(source.waitForReader(10000), "the write never reached its second page");
+        auto truncate = std::async(std::launch::async, [&] { return (*file)->truncate(0); });
+        // A truncate that does not wait is done within this (a few local RPCs).
+        const bool truncatedMidWrite =
+            truncate.wait_for(std::chrono::seconds(1)) == std::future_status::ready;
+        QVERIFY(source.supply(std::span(data).subspan(core::kPageSize)));
+        const Status wrote = write.get();
+        const Status truncated = truncate.get();
+        QVERIFY2(wrote.ok(), wrote.toString().c_str());
+        QVERIFY2(truncated.ok(), truncated.toString().c_str());
+        QVERIFY2(!truncatedMidWrite, "the truncate ran while the write was half done");
+        // The write came first, so the truncate left nothing: here and for another client.
+        std::vector<std::byte> back(data.size());
+        QCOMPARE(*(*file)->pread(back, 0), std::size_t{0});
+        QVERIFY((*file)->close().ok());
+        auto reader = mount();
+        auto check = reader->open("torn", kOpenRead);
+        QVERIFY(check.ok());
+        QCOMPARE(*(*check)->pread(back, 0), std::size_t{0});
     }
 
     void aSharedObjectOutlivesItsFirstOpener()
