@@ -67,8 +67,8 @@ struct ObjectState {
     std::atomic<std::uint64_t> writtenEnd{0};
     std::timed_mutex writeback; // one write-back of this object at a time
     // A file's writes hold its first object's guard shared and its truncates exclusively, so a
-    // write lands wholly before or wholly after a truncate (the kernel's i_rwsem): a truncate
-    // between two pages of one write dropped the first and kept the second (a torn write).
+    // write lands wholly before or wholly after a truncate (the kernel's i_rwsem): a write that
+    // started as a truncate's reply came in was otherwise cut at the truncate's size.
     std::shared_mutex resizeGuard;
     // Jobs that dirtied pages since the last write-back began, one bit per tag % 64 (a shared
     // bit only costs an extra write-back): a job's flush writes back these objects only.
