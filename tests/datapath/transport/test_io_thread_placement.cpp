@@ -1,8 +1,8 @@
 // Which I/O thread carries a connection (the tcp plugin, loaded for real): a new connection goes
 // to the thread with the fewest connections to the same peer, then the fewest of all, so the
 // connections of one session (conns_per_target) spread over the threads however other sessions
-// open and close theirs; by default a process has one I/O thread per two CPUs it may run on, 1
-// to 2. The observable: handlers run on the connection's I/O thread (an accepted connection's
+// open and close theirs; by default a transport has one I/O thread per two CPUs it may run on,
+// 1 to 2. The observable: handlers run on the connection's I/O thread (an accepted connection's
 // onAccepted, a client connection's onMessage).
 #include "transport/loader.h"
 
