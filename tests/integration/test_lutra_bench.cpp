@@ -356,6 +356,27 @@ private slots:
                    results["pages_fetched"].toDouble() / rounds);
         verifyCost(results["unpressured_cost"].toObject(),
                    results["unpressured_pages_fetched"].toDouble() / rounds);
+        // How far apart the ranks ran, in file pages: within the file, the percentiles in
+        // order, and the share wider than the pressured cache (1 MB: 256 pages) a fraction.
+        QCOMPARE(results["pressured_cache_pages"].toDouble(), 256.0);
+        const double filePages = results["file_pages"].toDouble();
+        QVERIFY(filePages > 0);
+        for (const char *side : {"pressured_rank_spread_pages", "unpressured_rank_spread_pages"}) {
+            const auto spread = results[side].toObject();
+            const auto quartiles = spread["quartiles"].toArray();
+            QCOMPARE(quartiles.size(), 2);
+            QVERIFY2(quartiles[0].toDouble() >= 0 &&
+                         quartiles[0].toDouble() <= spread["median"].toDouble() &&
+                         spread["median"].toDouble() <= quartiles[1].toDouble() &&
+                         quartiles[1].toDouble() <= spread["p90"].toDouble() &&
+                         spread["p90"].toDouble() <= filePages,
+                     side);
+            const double wider = spread["wider_than_pressured_cache"].toDouble(-1);
+            QVERIFY2(wider >= 0 && wider <= 1, side);
+        }
+        for (const auto &round : results["rounds"].toArray()) {
+            QVERIFY(round.toObject()["pressured_rank_spread_pages"].toObject().contains("p90"));
+        }
         // --cache-percent: the pressured limit follows it (7 MiB file: half is 3 MB).
         const auto half = runBench({"--json", "pressure", "--segments", "40", "--cache-percent",
                                     "50", "--rounds", "1", "--duration", "0"},

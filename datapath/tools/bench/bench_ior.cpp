@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 namespace lutra::tools {
@@ -123,11 +124,65 @@ Status hardWrite(client::File &file, const IorHardBenchOptions &ior, unsigned ra
     return file.fsync();
 }
 
+// How far apart the ranks of a read are: each rank's next transfer, and after each of rank 0's
+// reads the distance from the last rank to the first, in file pages. Ranks that share CPUs with
+// each other and the targets run by time slices and drift apart; under pressure the pages
+// between the last rank and the first must stay cached for the ranks still to read their part,
+// so a spread beyond the cache is paid in pages fetched again (issue 12, session 15).
+class RankSpread {
+public:
+    explicit RankSpread(const IorHardBenchOptions &ior)
+        : m_next(ior.ranks), m_pagesPerTransfer(static_cast<double>(ior.ranks) *
+                                                static_cast<double>(ior.transferBytes) /
+                                                static_cast<double>(core::kPageSize))
+    {
+        m_samples.reserve(ior.segments);
+    }
+
+    void start() noexcept
+    {
+        for (Next &next : m_next) {
+            next.value.store(0, std::memory_order_relaxed);
+        }
+    }
+    // Rank `rank` is done with its transfers before `next`. Rank 0 samples (it allocates
+    // nothing: the samples were reserved for its transfers).
+    void advanced(unsigned rank, std::uint64_t next) noexcept
+    {
+        m_next[rank].value.store(next, std::memory_order_relaxed);
+        if (rank != 0 || m_samples.size() == m_samples.capacity()) {
+            return;
+        }
+        std::uint64_t first = 0;
+        std::uint64_t last = std::numeric_limits<std::uint64_t>::max();
+        for (const Next &other : m_next) {
+            const std::uint64_t at = other.value.load(std::memory_order_relaxed);
+            first = std::max(first, at);
+            last = std::min(last, at);
+        }
+        m_samples.push_back(static_cast<double>(first - last) * m_pagesPerTransfer);
+    }
+    // The samples of the phase since start(), handed over and cleared.
+    void takeSamples(std::vector<double> &into)
+    {
+        into.insert(into.end(), m_samples.begin(), m_samples.end());
+        m_samples.clear();
+    }
+
+private:
+    struct alignas(64) Next {
+        std::atomic<std::uint64_t> value{0};
+    };
+    std::vector<Next> m_next;
+    double m_pagesPerTransfer;
+    std::vector<double> m_samples;
+};
+
 // `cacheFull` counts reads that failed with "cache full" and were retried: the client returns
 // that to the application when max_cached_mb is too small for what is pinned at once (reported
 // to the lead); the bench counts and retries it so the pressure run still gives its numbers.
 Status hardRead(client::File &file, const IorHardBenchOptions &ior, unsigned rank,
-                std::atomic<std::uint64_t> &cacheFull)
+                std::atomic<std::uint64_t> &cacheFull, RankSpread *spread = nullptr)
 {
     constexpr int kMaxRetries = 1000;
     std::vector<std::byte> buffer(ior.transferBytes);
@@ -145,6 +200,9 @@ Status hardRead(client::File &file, const IorHardBenchOptions &ior, unsigned ran
         }
         if (*got != buffer.size()) {
             return Status(Errc::io_error, std::string(kHardPath) + ": short read");
+        }
+        if (spread != nullptr) {
+            spread->advanced(rank, k + 1);
         }
     }
     return {};
@@ -314,6 +372,26 @@ nlohmann::json quartiles(std::vector<double> values)
             values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1))]);
     };
     return {at(0.25), at(0.75)};
+}
+
+// Rank spread samples (RankSpread): median, quartiles, 90th percentile, and the share of samples
+// wider than `cachePages`.
+nlohmann::json spreadJson(std::vector<double> samples, double cachePages)
+{
+    if (samples.empty()) {
+        return nlohmann::json::object();
+    }
+    std::sort(samples.begin(), samples.end());
+    const auto at = [&](double q) {
+        return rounded(
+            samples[static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1))]);
+    };
+    const auto wider = std::upper_bound(samples.begin(), samples.end(), cachePages);
+    return {{"median", at(0.5)},
+            {"quartiles", {at(0.25), at(0.75)}},
+            {"p90", at(0.9)},
+            {"wider_than_pressured_cache", rounded(static_cast<double>(samples.end() - wider) /
+                                                   static_cast<double>(samples.size()))}};
 }
 
 // The fastest round of a side: others' load only ever slows a round down, so the best rounds
@@ -669,9 +747,12 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
         return status.withContext("writing " + std::string(kHardPath));
     }
     std::atomic<std::uint64_t> cacheFull{0};
+    RankSpread spread(ior);
+    const double cachePages = static_cast<double>(pressuredMb << 20) / core::kPageSize;
     const auto read = [&] {
+        spread.start();
         return rankPhase(c, ior.ranks, client::kOpenRead, [&](client::File &file, unsigned r) {
-            return hardRead(file, ior, r, cacheFull);
+            return hardRead(file, ior, r, cacheFull, &spread);
         });
     };
     // One cold read with max_cached_mb at `limit`; the cache is emptied before the limit is set,
@@ -694,16 +775,25 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
         PhaseStats unpressuredStats;
         std::vector<double> pressuredMBps, unpressuredMBps, ratios;
         std::uint64_t retries[2] = {0, 0}; // unpressured, pressured
+        std::vector<double> spreads[2];    // unpressured, pressured
         nlohmann::json rounds = nlohmann::json::array();
         const RoundPlan plan(ior, loop);
         unsigned round = 0;
         for (; plan.more(round); ++round) {
             ReadPhase phases[2]; // unpressured, pressured
+            nlohmann::json roundSpread[2];
             for (int side = 0; side < 2; ++side) {
                 const int which = (side + static_cast<int>(round)) % 2; // alternate the order
                 cacheFull = 0;
                 auto phase = readWith(which == 0 ? enough : std::to_string(pressuredMb));
                 retries[which] += cacheFull.exchange(0);
+                const std::size_t before = spreads[which].size();
+                spread.takeSamples(spreads[which]);
+                roundSpread[which] =
+                    spreadJson(std::vector<double>(spreads[which].begin() +
+                                                       static_cast<std::ptrdiff_t>(before),
+                                                   spreads[which].end()),
+                               cachePages);
                 if (!phase) {
                     return phase.status().withContext(which == 0 ? "unpressured read"
                                                                  : "pressured read");
@@ -721,7 +811,8 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
                  {"pressured_vs_unpressured", rounded(ratios.back())},
                  {"ra_hit_ratio", rounded(raHitRatio(phases[1].before, phases[1].after))},
                  {"read_but_discarded",
-                  deltaOf(phases[1].before, phases[1].after, "read_but_discarded")}});
+                  deltaOf(phases[1].before, phases[1].after, "read_but_discarded")},
+                 {"pressured_rank_spread_pages", roundSpread[1]}});
         }
         const auto discarded = pressuredStats["read_but_discarded"];
         const auto readahead = pressuredStats["readahead_pages"];
@@ -741,6 +832,10 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
         report.results["rounds"] = rounds;
         reportFetched(report, pressuredStats, fileBytes, round);
         report.results["unpressured_pages_fetched"] = unpressuredStats.fetched();
+        // The ranks' drift against the pressured cache (RankSpread).
+        report.results["pressured_cache_pages"] = rounded(cachePages);
+        report.results["pressured_rank_spread_pages"] = spreadJson(spreads[1], cachePages);
+        report.results["unpressured_rank_spread_pages"] = spreadJson(spreads[0], cachePages);
         report.results["pressured_vs_unpressured_quartiles"] = quartiles(ratios);
         report.results["pressured_vs_unpressured_best"] =
             rounded(best(pressuredMBps) / best(unpressuredMBps));
