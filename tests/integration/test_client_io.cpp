@@ -496,7 +496,7 @@ private slots:
         auto file = client->open("torn", kOpenRead | kOpenWrite | kOpenCreate);
         QVERIFY(file.ok());
         const auto data = pattern(2 * core::kPageSize, 24);
-        tools::PausedPage source(std::span(data).first(core::kPageSize), 2);
+        tools::PausedPage source{std::span(data).first(core::kPageSize), 2};
         QVERIFY2(source.error().empty(), source.error().c_str());
         QCOMPARE(source.pageSize(), core::kPageSize);
         auto write = std::async(std::launch::async,
