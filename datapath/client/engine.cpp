@@ -179,14 +179,16 @@ std::shared_ptr<ObjectState> TargetContext::opened(std::uint64_t objectId, std::
 {
     std::lock_guard lock(m_mutex);
     auto &entry = m_objects[objectId];
+    // What the target holds now: a write lock cached from an earlier open is used without a
+    // new grant, so the open's size is the first this state hears of it.
     if (!entry) {
         entry = std::make_shared<ObjectState>();
         entry->handle = handle;
         entry->size = size;
+        entry->sizeOnTarget = size;
     } else {
-        std::uint64_t known = entry->size.load();
-        while (size > known && !entry->size.compare_exchange_weak(known, size)) {
-        }
+        raiseTo(entry->size, size);
+        raiseTo(entry->sizeOnTarget, size);
         // A read-only open came first: write-back through its handle would be refused.
         const bool currentWritable =
             std::ranges::any_of(entry->handles, [&entry](const ObjectState::OpenHandle &open) {
@@ -246,6 +248,7 @@ Result<locks::Grant> TargetContext::enqueue(const core::ObjectKey &key, locks::L
     if (!reply) {
         return reply.status();
     }
+    raiseTo(state->sizeOnTarget, reply->objectSize);
     return locks::Grant{reply->lockHandle, reply->mode == protocol::LockMode::pw
                                                ? locks::LockMode::PW
                                                : locks::LockMode::PR};
@@ -682,8 +685,9 @@ Result<std::size_t> Engine::writeObject(FileData &file, std::uint32_t targetInde
             }
             if (!page->uptodate()) {
                 const bool whole = from == pageStart && to == pageStart + kPageSize;
-                if (!whole && pageStart < object.size.load()) {
-                    // Read-modify-write: the rest of the page must come from the target.
+                if (!whole && pageStart < object.sizeOnTarget.load()) {
+                    // Read-modify-write: the rest of the page must come from the target (a page
+                    // past the size this client knew had another client's bytes lost here).
                     if (auto status = fillOne(target, object, *page, *lock, job); !status) {
                         return status.withContext("write (reading the page first)");
                     }
@@ -778,6 +782,9 @@ Result<std::uint64_t> Engine::writeBack(TargetContext &target, const core::Objec
             if ((pieceLast + 1) * kPageSize > size && size > pieceLast * kPageSize) {
                 lastBytes = size - pieceLast * kPageSize; // the object ends inside this page
             }
+            // Before it is sent: a write in part of these pages after they leave the cache
+            // reads them back (ObjectState::sizeOnTarget).
+            raiseTo(object.sizeOnTarget, pieceLast * kPageSize + lastBytes);
             const Status submitted = target.osc->submitWrite(
                 object.handle.load(), run[piece.first].index(),
                 static_cast<std::uint32_t>(piece.count), static_cast<std::uint16_t>(lastBytes),

@@ -65,6 +65,12 @@ struct ObjectState {
     // the answer never cuts below them.
     std::atomic<bool> sizeStale{false};
     std::atomic<std::uint64_t> writtenEnd{0};
+    // How far the target may hold bytes of the object: the size its write-lock grants reported
+    // (conflicting holders' data written back), raised as this client sends its own write-backs.
+    // Under this client's write lock a page wholly past it is zeros on the target, so a write in
+    // part of it need not read it first; one before it must (another client's bytes, or this
+    // client's written back and dropped).
+    std::atomic<std::uint64_t> sizeOnTarget{0};
     std::timed_mutex writeback; // one write-back of this object at a time
     // A file's writes hold its first object's guard shared and its truncates exclusively, so a
     // write lands wholly before or wholly after a truncate (the kernel's i_rwsem): a write that

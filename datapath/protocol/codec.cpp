@@ -594,6 +594,7 @@ template <typename IO, Is<LockEnqueueReply> M> void transfer(IO &io, M &m)
 {
     io.u64(m.lockHandle, "lock handle");
     io.enum8(m.mode, "granted lock mode");
+    io.u64(m.objectSize, "object size");
 }
 
 template <typename IO, Is<LockCancelRequest> M> void transfer(IO &io, M &m)

@@ -406,6 +406,9 @@ struct LockEnqueueReply {
     LUTRA_PROTOCOL_MESSAGE(lock_enqueue, true);
     std::uint64_t lockHandle = 0;
     LockMode mode = LockMode::pr; // granted
+    // The object's size as the lock was granted, every conflicting holder's data written back
+    // (Lustre's lock value block): a writer under this lock knows what the target holds.
+    std::uint64_t objectSize = 0;
     bool operator==(const LockEnqueueReply &) const = default;
 };
 

@@ -711,7 +711,19 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                     std::lock_guard guard(owner.mutex);
                     owner.locks.insert(*lock);
                 }
-                return LockEnqueueReply{*lock, body.mode};
+                // Granted: every conflicting holder wrote back and let go, so the size is what
+                // this holder's writes start from.
+                const auto attr = object->handle.stat();
+                if (!attr) {
+                    // Not granted after all: the client hears an error and holds nothing.
+                    {
+                        std::lock_guard guard(owner.mutex);
+                        owner.locks.erase(*lock);
+                    }
+                    (void)locks->cancel(*lock);
+                    return attr.status().withContext("lock enqueue: object size");
+                }
+                return LockEnqueueReply{*lock, body.mode, attr->size};
             } else if constexpr (std::is_same_v<T, LockCancelRequest>) {
                 {
                     Session &owner = session.exportSession();

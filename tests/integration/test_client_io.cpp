@@ -1000,6 +1000,96 @@ private slots:
         QCOMPARE(got, std::size_t(0));
     }
 
+    // Two clients write the two ends of a page (IOR-hard's ranks on two nodes: a transfer that
+    // is not a multiple of the page size shares its last page with the next rank's). The second
+    // writer has not seen the first's size; its write in part of the page must keep the first
+    // writer's bytes (read from the target), not zeros.
+    void writesInPartOfAPageKeepAnotherClientsBytes()
+    {
+        auto a = mount();
+        auto b = mount();
+        QVERIFY(a && b);
+        auto fa = a->open("shared-page", kOpenRead | kOpenWrite | kOpenCreate);
+        QVERIFY(fa.ok());
+        auto fb = b->open("shared-page", kOpenRead | kOpenWrite);
+        QVERIFY(fb.ok());
+        const auto first = pattern(5000, 26); // pages 0 and the start of 1
+        QVERIFY((*fa)->pwrite(first, 0).ok());
+        const auto second = pattern(5000, 27); // the rest of page 1 and page 2
+        QVERIFY((*fb)->pwrite(second, 5000).ok());
+        QVERIFY((*fb)->fsync().ok());
+        // And A writes in part of a page B wrote whole, past the size A knows.
+        const auto third = pattern(10, 28);
+        QVERIFY((*fa)->pwrite(third, 9000).ok());
+        QVERIFY((*fa)->fsync().ok());
+
+        std::vector<std::byte> expected(first);
+        expected.insert(expected.end(), second.begin(), second.end());
+        std::copy(third.begin(), third.end(), expected.begin() + 9000);
+        auto c = mount();
+        QVERIFY(c);
+        auto fc = c->open("shared-page", kOpenRead);
+        QVERIFY(fc.ok());
+        std::vector<std::byte> back(expected.size() + 1);
+        auto got = (*fc)->pread(back, 0);
+        QVERIFY2(got.ok(), got.status().toString().c_str());
+        QCOMPARE(*got, expected.size());
+        back.resize(expected.size());
+        const auto differs = std::mismatch(back.begin(), back.end(), expected.begin());
+        QVERIFY2(
+            differs.first == back.end(),
+            qPrintable(QStringLiteral("first wrong byte at %1").arg(differs.first - back.begin())));
+    }
+
+    // A client's own bytes, written back and dropped from its cache, under a write lock it
+    // still caches after the file was closed: reopened and written in part, the page is read
+    // back, not zero-filled (the new open's state starts from the open's size, not from a grant).
+    void aWriteInPartOfAPageDroppedFromTheCacheKeepsItsBytes()
+    {
+        params::Registry registry;
+        auto client = mount(&registry);
+        QVERIFY(client);
+        const params::Assignment oneMiB{"llite.*.max_cached_mb", "1"};
+        QVERIFY(registry.set(std::span(&oneMiB, 1), "test").status.ok());
+        const auto before = pattern(8192, 29);
+        {
+            auto file = client->open("dropped", kOpenRead | kOpenWrite | kOpenCreate);
+            QVERIFY(file.ok());
+            QVERIFY((*file)->pwrite(before, 0).ok());
+            QVERIFY((*file)->close().ok());
+        }
+        // Another file's pages push the written-back ones out of the 1 MiB cache.
+        {
+            auto filler = client->open("dropped-filler", kOpenRead | kOpenWrite | kOpenCreate);
+            QVERIFY(filler.ok());
+            const auto bytes = pattern(2 << 20, 30);
+            QVERIFY((*filler)->pwrite(bytes, 0).ok());
+            QVERIFY((*filler)->close().ok());
+        }
+        // Both files' write locks stay cached: the reopened file writes under its old one.
+        QCOMPARE(value(registry, "ldlm.namespaces.ost0.lock_count"), std::string("2"));
+        auto file = client->open("dropped", kOpenRead | kOpenWrite);
+        QVERIFY(file.ok());
+        const auto patch = pattern(10, 31);
+        QVERIFY((*file)->pwrite(patch, 100).ok());
+        QVERIFY((*file)->close().ok());
+
+        std::vector<std::byte> expected(before);
+        std::copy(patch.begin(), patch.end(), expected.begin() + 100);
+        auto fresh = mount();
+        QVERIFY(fresh);
+        auto reader = fresh->open("dropped", kOpenRead);
+        QVERIFY(reader.ok());
+        std::vector<std::byte> back(expected.size());
+        auto got = (*reader)->pread(back, 0);
+        QVERIFY2(got.ok(), got.status().toString().c_str());
+        QCOMPARE(*got, expected.size());
+        const auto differs = std::mismatch(back.begin(), back.end(), expected.begin());
+        QVERIFY2(
+            differs.first == back.end(),
+            qPrintable(QStringLiteral("first wrong byte at %1").arg(differs.first - back.begin())));
+    }
+
     void fastReadSeesAnotherClientsAppend()
     {
         params::Registry registry;

@@ -92,7 +92,7 @@ inline const std::vector<Sample> &samples()
         {"write-reply", {14, {}, WriteReply{8292}}},
         {"lock-enqueue-request",
          {15, job, LockEnqueueRequest{0xabcdef, LockMode::pw, kLockNonBlocking}}},
-        {"lock-enqueue-reply", {15, {}, LockEnqueueReply{0x5555, LockMode::pw}}},
+        {"lock-enqueue-reply", {15, {}, LockEnqueueReply{0x5555, LockMode::pw, 123456789}}},
         {"lock-cancel-request", {16, job, LockCancelRequest{0x5555}}},
         {"lock-cancel-reply", {16, {}, LockCancelReply{}}},
         {"blocking-callback-request",
