@@ -198,7 +198,7 @@ std::shared_ptr<ObjectState> TargetContext::opened(std::uint64_t objectId, std::
             entry->handle = handle;
         }
     }
-    entry->handles.push_back({handle, writable});
+    entry->handles.push_back({handle, writable, handle});
     entry->opens.store(static_cast<std::uint32_t>(entry->handles.size()));
     return entry;
 }
@@ -209,26 +209,36 @@ std::vector<std::pair<std::uint64_t, std::shared_ptr<ObjectState>>> TargetContex
     return {m_objects.begin(), m_objects.end()};
 }
 
-void TargetContext::closed(std::uint64_t objectId, std::uint64_t handle)
+std::uint64_t TargetContext::closed(std::uint64_t objectId, std::uint64_t open)
 {
     std::lock_guard lock(m_mutex);
     const auto it = m_objects.find(objectId);
     if (it == m_objects.end()) {
-        return;
+        return open;
     }
     ObjectState &object = *it->second;
-    std::erase_if(object.handles,
-                  [handle](const ObjectState::OpenHandle &open) { return open.handle == handle; });
+    const auto mine = std::ranges::find(object.handles, open, &ObjectState::OpenHandle::open);
+    if (mine == object.handles.end()) {
+        return open;
+    }
+    std::uint64_t toClose = mine->handle;
+    if (mine->handle == object.handle.load() && object.handles.size() > 1) {
+        // Reads, write-backs and lock enqueues of the other opens may be in flight through this
+        // handle (switching them to another and closing this one failed a rank's close with
+        // "handle is not open"): it stays, and another open's handle, which no RPC uses, closes
+        // in its place. That open stands on this one from now on; the rights go with the handle,
+        // and this one is writable whenever any open is.
+        auto other = mine == object.handles.begin() ? std::next(mine) : object.handles.begin();
+        toClose = other->handle;
+        other->handle = mine->handle;
+        other->writable = mine->writable;
+    }
+    object.handles.erase(mine);
     object.opens.store(static_cast<std::uint32_t>(object.handles.size()));
     if (object.handles.empty()) {
         m_objects.erase(it);
-    } else if (object.handle.load() == handle) {
-        // RPCs go on through a handle still open, a writable one if there is one.
-        const auto writable =
-            std::ranges::find_if(object.handles, &ObjectState::OpenHandle::writable);
-        object.handle =
-            (writable != object.handles.end() ? *writable : object.handles.back()).handle;
     }
+    return toClose;
 }
 
 Result<locks::Grant> TargetContext::enqueue(const core::ObjectKey &key, locks::LockMode mode,

@@ -47,14 +47,17 @@ inline bool raiseTo(std::atomic<std::uint64_t> &value, std::uint64_t atLeast) no
 // A stripe object this client has open.
 struct ObjectState {
     // An open handle on its target that RPCs use: one of the open files' handles, a writable one
-    // whenever one is open (write-back goes through it; a file that closes hands over to
-    // another one's).
+    // whenever one is open (write-back goes through it). It is closed only with the object's
+    // last open: RPCs of other opens may be in flight through it (TargetContext::closed).
     std::atomic<std::uint64_t> handle{0};
     struct OpenHandle {
-        std::uint64_t handle = 0;
-        bool writable = false;
+        std::uint64_t handle = 0; // on the target
+        bool writable = false;    // the handle's rights
+        // The open this entry stands for: the handle it was opened with (an open that closes
+        // while its handle carries the RPCs leaves it to another open, whose own closes instead).
+        std::uint64_t open = 0;
     };
-    std::vector<OpenHandle> handles; // every open's handle (guarded by the target's mutex)
+    std::vector<OpenHandle> handles; // one per open (guarded by the target's mutex)
     // handles.size(), read without that mutex: readahead gives a file's only reader a larger
     // share of the cache's room.
     std::atomic<std::uint32_t> opens{0};
@@ -105,8 +108,10 @@ public:
     // returns the shared state.
     std::shared_ptr<ObjectState> opened(std::uint64_t objectId, std::uint64_t handle,
                                         std::uint64_t size, bool writable);
-    // Forgets one open's handle; call before closing that handle on the target.
-    void closed(std::uint64_t objectId, std::uint64_t handle);
+    // Forgets the open of `objectId` made through `open` (the handle it was opened with) and
+    // returns the handle to close on the target now: its own, or, when its own carries the
+    // object's RPCs and other opens remain, another open's, which no RPC uses.
+    std::uint64_t closed(std::uint64_t objectId, std::uint64_t open);
 
     Engine &engine;
     const std::uint32_t index;

@@ -133,7 +133,9 @@ struct File::Impl {
     Mount::Impl *mount = nullptr;
     Engine *engine = nullptr; // mount->engine: the cached read's chain is one load shorter
     std::string path;
-    std::vector<std::uint64_t> handles;   // per target
+    // Per target: the handle this open was opened with; it names the open to TargetContext::closed
+    // (the handle itself may since carry another open, see there).
+    std::vector<std::uint64_t> handles;
     std::vector<std::uint64_t> objectIds; // per target
     FileData data;
     bool writable = false; // opened with kOpenWrite
@@ -454,9 +456,8 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
     file->readable = (flags & kOpenRead) != 0;
     const auto closeOpened = [&] {
         for (std::size_t t = 0; t < file->handles.size(); ++t) {
-            impl.engine->targets[t]->closed(file->objectIds[t], file->handles[t]);
             protocol::CloseRequest close;
-            close.handle = file->handles[t];
+            close.handle = impl.engine->targets[t]->closed(file->objectIds[t], file->handles[t]);
             (void)impl.sessions[t]->call(close, "lutra.undo", impl.deadline());
         }
     };
@@ -549,10 +550,9 @@ Status File::close()
                                              "; kept open until its data is written");
             continue;
         }
-        // Hand the shared object over to another open's handle before this one goes away.
-        mount.engine->targets[t]->closed(m_impl->objectIds[t], m_impl->handles[t]);
+        // The handle to close may be another open's (TargetContext::closed).
         protocol::CloseRequest close;
-        close.handle = m_impl->handles[t];
+        close.handle = mount.engine->targets[t]->closed(m_impl->objectIds[t], m_impl->handles[t]);
         auto reply = mount.sessions[t]->call(close, mount.jobs.current(), mount.deadline());
         if (!reply && first.ok()) {
             first = reply.status().withContext("close " + m_impl->path + " on " + mount.where(t));
@@ -581,7 +581,9 @@ Status File::truncate(std::uint64_t size)
     const std::string job(mount.jobs.current());
     for (std::size_t t = 0; t < mount.sessions.size(); ++t) {
         protocol::TruncateRequest request;
-        request.handle = m_impl->handles[t];
+        // The object's RPC handle, writable as this open is: its own may have been handed to
+        // another open's close (TargetContext::closed).
+        request.handle = m_impl->data.objects[t]->handle.load();
         request.size = mount.layout.objectSizeFor(static_cast<std::uint32_t>(t), size);
         auto reply = mount.sessions[t]->call(request, job, mount.deadline());
         if (!reply) {

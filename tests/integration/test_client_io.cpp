@@ -1041,6 +1041,73 @@ private slots:
             qPrintable(QStringLiteral("first wrong byte at %1").arg(differs.first - back.begin())));
     }
 
+    // IOR-hard across nodes: three clients, two ranks each, write one file in the interleaved
+    // layout at once, transfers of a page and a byte (every page boundary between two ranks'
+    // transfers, most between two clients'), while the write locks move between the clients.
+    // A fourth client reads every byte back as written.
+    void ranksOnThreeClientsWriteOneFileByteExact()
+    {
+        constexpr unsigned kClients = 3;
+        constexpr unsigned kRanksPerClient = 2;
+        constexpr unsigned kRanks = kClients * kRanksPerClient;
+        constexpr std::uint64_t kSegments = 12;
+        constexpr std::size_t kTransfer = core::kPageSize + 1;
+        std::vector<std::unique_ptr<Mount>> clients;
+        for (unsigned c = 0; c < kClients; ++c) {
+            clients.push_back(mount());
+            QVERIFY(clients.back());
+        }
+        {
+            auto created = clients[0]->open("ior-hard", kOpenWrite | kOpenCreate);
+            QVERIFY(created.ok());
+            QVERIFY((*created)->close().ok());
+        }
+        const auto transfer = [&](unsigned rank, std::uint64_t k) {
+            return pattern(kTransfer, 1000 + rank * kSegments + static_cast<unsigned>(k));
+        };
+        std::vector<std::future<std::string>> ranks;
+        for (unsigned r = 0; r < kRanks; ++r) {
+            ranks.push_back(std::async(std::launch::async, [&, r]() -> std::string {
+                auto file = clients[r % kClients]->open("ior-hard", kOpenRead | kOpenWrite);
+                if (!file) {
+                    return file.status().toString();
+                }
+                for (std::uint64_t k = 0; k < kSegments; ++k) {
+                    auto wrote = (*file)->pwrite(transfer(r, k), (k * kRanks + r) * kTransfer);
+                    if (!wrote) {
+                        return wrote.status().toString();
+                    }
+                }
+                auto closed = (*file)->close();
+                return closed.ok() ? std::string() : closed.toString();
+            }));
+        }
+        for (auto &rank : ranks) {
+            const std::string error = rank.get();
+            QVERIFY2(error.empty(), error.c_str());
+        }
+
+        auto reader = mount();
+        QVERIFY(reader);
+        auto file = reader->open("ior-hard", kOpenRead);
+        QVERIFY(file.ok());
+        std::vector<std::byte> back(kTransfer);
+        for (std::uint64_t k = 0; k < kSegments; ++k) {
+            for (unsigned r = 0; r < kRanks; ++r) {
+                auto got = (*file)->pread(back, (k * kRanks + r) * kTransfer);
+                QVERIFY2(got.ok(), got.status().toString().c_str());
+                QCOMPARE(*got, kTransfer);
+                const auto expected = transfer(r, k);
+                const auto differs = std::mismatch(back.begin(), back.end(), expected.begin());
+                QVERIFY2(differs.first == back.end(),
+                         qPrintable(QStringLiteral("rank %1 transfer %2: first wrong byte at %3")
+                                        .arg(r)
+                                        .arg(k)
+                                        .arg(differs.first - back.begin())));
+            }
+        }
+    }
+
     // A client's own bytes, written back and dropped from its cache, under a write lock it
     // still caches after the file was closed: reopened and written in part, the page is read
     // back, not zero-filled (the new open's state starts from the open's size, not from a grant).

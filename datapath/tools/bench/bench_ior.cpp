@@ -63,8 +63,9 @@ std::uint64_t hardOffset(const IorHardBenchOptions &ior, unsigned rank, std::uin
 }
 
 // Every rank's own open of the shared file, opened before a phase and closed after all ranks
-// finished: the client keeps the first open's target handle for an object shared by several
-// opens, so a rank closing early would break the others' I/O (reported to the lead).
+// finished, so the phase times the I/O alone. (A rank closing early used to fail another's I/O:
+// the object's RPC handle was the first open's; now it stays open until the last open closes,
+// TargetContext::closed.)
 using RankFiles = std::vector<std::unique_ptr<client::File>>;
 
 Result<RankFiles> openRanks(client::Mount &mount, unsigned ranks, unsigned flags)
