@@ -361,6 +361,12 @@ private:
     std::chrono::steady_clock::time_point m_start;
 };
 
+// The q-quantile (nearest rank below) of values sorted ascending, rounded for the report.
+double sortedQuantile(const std::vector<double> &sorted, double q)
+{
+    return rounded(sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))]);
+}
+
 // The first and third quartile of the rounds' ratios: how far one run's rounds spread.
 nlohmann::json quartiles(std::vector<double> values)
 {
@@ -368,11 +374,7 @@ nlohmann::json quartiles(std::vector<double> values)
         return nlohmann::json::array();
     }
     std::sort(values.begin(), values.end());
-    const auto at = [&](double q) {
-        return rounded(
-            values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1))]);
-    };
-    return {at(0.25), at(0.75)};
+    return {sortedQuantile(values, 0.25), sortedQuantile(values, 0.75)};
 }
 
 // Rank spread samples (RankSpread): median, quartiles, 90th percentile, and the share of samples
@@ -383,10 +385,7 @@ nlohmann::json spreadJson(std::vector<double> samples, double cachePages)
         return nlohmann::json::object();
     }
     std::sort(samples.begin(), samples.end());
-    const auto at = [&](double q) {
-        return rounded(
-            samples[static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1))]);
-    };
+    const auto at = [&](double q) { return sortedQuantile(samples, q); };
     const auto wider = std::upper_bound(samples.begin(), samples.end(), cachePages);
     return {{"median", at(0.5)},
             {"quartiles", {at(0.25), at(0.75)}},
