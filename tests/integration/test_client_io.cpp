@@ -1042,68 +1042,96 @@ private slots:
     }
 
     // IOR-hard across nodes: three clients, two ranks each, write one file in the interleaved
-    // layout at once, transfers of a page and a byte (every page boundary between two ranks'
-    // transfers, most between two clients'), while the write locks move between the clients.
-    // A fourth client reads every byte back as written.
-    void ranksOnThreeClientsWriteOneFileByteExact()
+    // layout at once, in transfers that share pages (most page boundaries between two ranks'
+    // transfers lie between two clients'), while the write locks move between the clients and a
+    // reader on each client reads what it finds. Each byte is written once with a value of its
+    // offset (never zero), so a read may see zero (not yet written) or that value, nothing else;
+    // at the end a fresh client sees every value.
+    void threeClientsWriteOneFileWhileEachReads()
     {
         constexpr unsigned kClients = 3;
-        constexpr unsigned kRanksPerClient = 2;
-        constexpr unsigned kRanks = kClients * kRanksPerClient;
-        constexpr std::uint64_t kSegments = 12;
-        constexpr std::size_t kTransfer = core::kPageSize + 1;
+        constexpr unsigned kWriters = kClients * 2;
+        constexpr std::uint64_t kSegments = 16;
+        constexpr std::size_t kTransfer = 5003;
+        constexpr std::uint64_t kFileBytes = kSegments * kWriters * kTransfer;
+        const auto valueAt = [](std::uint64_t offset) {
+            return static_cast<std::byte>(((offset * 2654435761u) >> 13) | 1);
+        };
         std::vector<std::unique_ptr<Mount>> clients;
         for (unsigned c = 0; c < kClients; ++c) {
             clients.push_back(mount());
             QVERIFY(clients.back());
         }
         {
-            auto created = clients[0]->open("ior-hard", kOpenWrite | kOpenCreate);
+            auto created = clients[0]->open("coherent", kOpenWrite | kOpenCreate);
             QVERIFY(created.ok());
             QVERIFY((*created)->close().ok());
         }
-        const auto transfer = [&](unsigned rank, std::uint64_t k) {
-            return pattern(kTransfer, 1000 + rank * kSegments + static_cast<unsigned>(k));
-        };
-        std::vector<std::future<std::string>> ranks;
-        for (unsigned r = 0; r < kRanks; ++r) {
-            ranks.push_back(std::async(std::launch::async, [&, r]() -> std::string {
-                auto file = clients[r % kClients]->open("ior-hard", kOpenRead | kOpenWrite);
+        std::atomic<unsigned> writing{kWriters};
+        std::vector<std::future<std::string>> work;
+        for (unsigned w = 0; w < kWriters; ++w) {
+            work.push_back(std::async(std::launch::async, [&, w]() -> std::string {
+                auto file = clients[w % kClients]->open("coherent", kOpenRead | kOpenWrite);
                 if (!file) {
                     return file.status().toString();
                 }
+                std::vector<std::byte> bytes(kTransfer);
                 for (std::uint64_t k = 0; k < kSegments; ++k) {
-                    auto wrote = (*file)->pwrite(transfer(r, k), (k * kRanks + r) * kTransfer);
-                    if (!wrote) {
+                    const std::uint64_t offset = (k * kWriters + w) * kTransfer;
+                    for (std::size_t i = 0; i < kTransfer; ++i) {
+                        bytes[i] = valueAt(offset + i);
+                    }
+                    if (auto wrote = (*file)->pwrite(bytes, offset); !wrote) {
                         return wrote.status().toString();
+                    }
+                }
+                auto closed = (*file)->close();
+                writing.fetch_sub(1);
+                return closed.ok() ? std::string() : closed.toString();
+            }));
+        }
+        for (unsigned c = 0; c < kClients; ++c) {
+            work.push_back(std::async(std::launch::async, [&, c]() -> std::string {
+                auto file = clients[c]->open("coherent", kOpenRead);
+                if (!file) {
+                    return file.status().toString();
+                }
+                std::vector<std::byte> back(3 * kTransfer);
+                std::uint64_t x = 7 + c;
+                while (writing.load() != 0) {
+                    x = x * 6364136223846793005u + 1442695040888963407u;
+                    const std::uint64_t offset = (x >> 20) % kFileBytes;
+                    auto got = (*file)->pread(back, offset);
+                    if (!got) {
+                        return got.status().toString();
+                    }
+                    for (std::size_t i = 0; i < *got; ++i) {
+                        if (back[i] != std::byte{0} && back[i] != valueAt(offset + i)) {
+                            return "client " + std::to_string(c) + " read a wrong byte at " +
+                                   std::to_string(offset + i);
+                        }
                     }
                 }
                 auto closed = (*file)->close();
                 return closed.ok() ? std::string() : closed.toString();
             }));
         }
-        for (auto &rank : ranks) {
-            const std::string error = rank.get();
+        for (auto &done : work) {
+            const std::string error = done.get();
             QVERIFY2(error.empty(), error.c_str());
         }
 
         auto reader = mount();
         QVERIFY(reader);
-        auto file = reader->open("ior-hard", kOpenRead);
+        auto file = reader->open("coherent", kOpenRead);
         QVERIFY(file.ok());
-        std::vector<std::byte> back(kTransfer);
-        for (std::uint64_t k = 0; k < kSegments; ++k) {
-            for (unsigned r = 0; r < kRanks; ++r) {
-                auto got = (*file)->pread(back, (k * kRanks + r) * kTransfer);
-                QVERIFY2(got.ok(), got.status().toString().c_str());
-                QCOMPARE(*got, kTransfer);
-                const auto expected = transfer(r, k);
-                const auto differs = std::mismatch(back.begin(), back.end(), expected.begin());
-                QVERIFY2(differs.first == back.end(),
-                         qPrintable(QStringLiteral("rank %1 transfer %2: first wrong byte at %3")
-                                        .arg(r)
-                                        .arg(k)
-                                        .arg(differs.first - back.begin())));
+        std::vector<std::byte> back(kFileBytes + 1);
+        auto got = (*file)->pread(back, 0);
+        QVERIFY2(got.ok(), got.status().toString().c_str());
+        QCOMPARE(*got, std::size_t{kFileBytes});
+        for (std::uint64_t offset = 0; offset < kFileBytes; ++offset) {
+            if (back[offset] != valueAt(offset)) {
+                QFAIL(qPrintable(QStringLiteral("wrong byte at %1").arg(offset)));
             }
         }
     }
