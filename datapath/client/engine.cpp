@@ -179,16 +179,10 @@ std::shared_ptr<ObjectState> TargetContext::opened(std::uint64_t objectId, std::
 {
     std::lock_guard lock(m_mutex);
     auto &entry = m_objects[objectId];
-    // What the target holds now: a write lock cached from an earlier open is used without a
-    // new grant, so the open's size is the first this state hears of it.
     if (!entry) {
         entry = std::make_shared<ObjectState>();
         entry->handle = handle;
-        entry->size = size;
-        entry->sizeOnTarget = size;
     } else {
-        raiseTo(entry->size, size);
-        raiseTo(entry->sizeOnTarget, size);
         // A read-only open came first: write-back through its handle would be refused.
         const bool currentWritable =
             std::ranges::any_of(entry->handles, [&entry](const ObjectState::OpenHandle &open) {
@@ -198,6 +192,10 @@ std::shared_ptr<ObjectState> TargetContext::opened(std::uint64_t objectId, std::
             entry->handle = handle;
         }
     }
+    raiseTo(entry->size, size);
+    // What the target holds now: a write lock cached from an earlier open is used without a
+    // new grant, so the open's size is the first this state hears of it.
+    raiseTo(entry->sizeOnTarget, size);
     entry->handles.push_back({handle, writable, handle});
     entry->opens.store(static_cast<std::uint32_t>(entry->handles.size()));
     return entry;

@@ -68,8 +68,9 @@ struct ObjectState {
     // the answer never cuts below them.
     std::atomic<bool> sizeStale{false};
     std::atomic<std::uint64_t> writtenEnd{0};
-    // How far the target may hold bytes of the object: the size its write-lock grants reported
-    // (conflicting holders' data written back), raised as this client sends its own write-backs.
+    // How far the target may hold bytes of the object: the size its opens and lock grants
+    // reported (a grant's after conflicting holders wrote back), raised as this client sends its
+    // own write-backs.
     // Under this client's write lock a page wholly past it is zeros on the target, so a write in
     // part of it need not read it first; one before it must (another client's bytes, or this
     // client's written back and dropped).

@@ -116,6 +116,32 @@ class TestClientIo : public QObject {
         return std::move(mounted).value();
     }
 
+    // What a fresh client reads of `path`: "" when it is exactly `expected`, else what differs.
+    std::string freshClientReadsBack(const std::string &path,
+                                     const std::vector<std::byte> &expected)
+    {
+        auto client = mount();
+        if (!client) {
+            return "no fresh client";
+        }
+        auto file = client->open(path, kOpenRead);
+        if (!file) {
+            return file.status().toString();
+        }
+        std::vector<std::byte> back(expected.size() + 1); // one more: the size must match too
+        auto got = (*file)->pread(back, 0);
+        if (!got) {
+            return got.status().toString();
+        }
+        if (*got != expected.size()) {
+            return "read " + std::to_string(*got) + " bytes of " + std::to_string(expected.size());
+        }
+        const auto differs = std::mismatch(expected.begin(), expected.end(), back.begin());
+        return differs.first == expected.end()
+                   ? std::string()
+                   : "first wrong byte at " + std::to_string(differs.first - expected.begin());
+    }
+
 private slots:
     void init()
     {
@@ -1026,19 +1052,8 @@ private slots:
         std::vector<std::byte> expected(first);
         expected.insert(expected.end(), second.begin(), second.end());
         std::copy(third.begin(), third.end(), expected.begin() + 9000);
-        auto c = mount();
-        QVERIFY(c);
-        auto fc = c->open("shared-page", kOpenRead);
-        QVERIFY(fc.ok());
-        std::vector<std::byte> back(expected.size() + 1);
-        auto got = (*fc)->pread(back, 0);
-        QVERIFY2(got.ok(), got.status().toString().c_str());
-        QCOMPARE(*got, expected.size());
-        back.resize(expected.size());
-        const auto differs = std::mismatch(back.begin(), back.end(), expected.begin());
-        QVERIFY2(
-            differs.first == back.end(),
-            qPrintable(QStringLiteral("first wrong byte at %1").arg(differs.first - back.begin())));
+        const std::string differs = freshClientReadsBack("shared-page", expected);
+        QVERIFY2(differs.empty(), differs.c_str());
     }
 
     // IOR-hard across nodes: three clients, two ranks each, write one file in the interleaved
@@ -1071,6 +1086,12 @@ private slots:
         std::vector<std::future<std::string>> work;
         for (unsigned w = 0; w < kWriters; ++w) {
             work.push_back(std::async(std::launch::async, [&, w]() -> std::string {
+                // Counted down however this writer ends: a failed one must not leave the
+                // readers reading forever.
+                struct Done {
+                    std::atomic<unsigned> &writing;
+                    ~Done() { writing.fetch_sub(1); }
+                } done{writing};
                 auto file = clients[w % kClients]->open("coherent", kOpenRead | kOpenWrite);
                 if (!file) {
                     return file.status().toString();
@@ -1086,7 +1107,6 @@ private slots:
                     }
                 }
                 auto closed = (*file)->close();
-                writing.fetch_sub(1);
                 return closed.ok() ? std::string() : closed.toString();
             }));
         }
@@ -1121,19 +1141,12 @@ private slots:
             QVERIFY2(error.empty(), error.c_str());
         }
 
-        auto reader = mount();
-        QVERIFY(reader);
-        auto file = reader->open("coherent", kOpenRead);
-        QVERIFY(file.ok());
-        std::vector<std::byte> back(kFileBytes + 1);
-        auto got = (*file)->pread(back, 0);
-        QVERIFY2(got.ok(), got.status().toString().c_str());
-        QCOMPARE(*got, std::size_t{kFileBytes});
+        std::vector<std::byte> expected(kFileBytes);
         for (std::uint64_t offset = 0; offset < kFileBytes; ++offset) {
-            if (back[offset] != valueAt(offset)) {
-                QFAIL(qPrintable(QStringLiteral("wrong byte at %1").arg(offset)));
-            }
+            expected[offset] = valueAt(offset);
         }
+        const std::string differs = freshClientReadsBack("coherent", expected);
+        QVERIFY2(differs.empty(), differs.c_str());
     }
 
     // A client's own bytes, written back and dropped from its cache, under a write lock it
@@ -1171,18 +1184,8 @@ private slots:
 
         std::vector<std::byte> expected(before);
         std::copy(patch.begin(), patch.end(), expected.begin() + 100);
-        auto fresh = mount();
-        QVERIFY(fresh);
-        auto reader = fresh->open("dropped", kOpenRead);
-        QVERIFY(reader.ok());
-        std::vector<std::byte> back(expected.size());
-        auto got = (*reader)->pread(back, 0);
-        QVERIFY2(got.ok(), got.status().toString().c_str());
-        QCOMPARE(*got, expected.size());
-        const auto differs = std::mismatch(back.begin(), back.end(), expected.begin());
-        QVERIFY2(
-            differs.first == back.end(),
-            qPrintable(QStringLiteral("first wrong byte at %1").arg(differs.first - back.begin())));
+        const std::string differs = freshClientReadsBack("dropped", expected);
+        QVERIFY2(differs.empty(), differs.c_str());
     }
 
     void fastReadSeesAnotherClientsAppend()
