@@ -44,6 +44,22 @@ inline bool raiseTo(std::atomic<std::uint64_t> &value, std::uint64_t atLeast) no
     return false;
 }
 
+// The readers of one file on this client, kept on its first stripe object's state: where each
+// one's last read ended (FileData::prevPos). A reader further ahead of the slowest than the cache
+// holds waits for it (Engine::waitForTrailingReader).
+class FileReaders {
+public:
+    void add(const std::atomic<std::uint64_t> &position);
+    void remove(const std::atomic<std::uint64_t> &position);
+    // Where the reader furthest behind, `self` aside, ended its last read (file offset);
+    // cache::kNoPosition when no other reader has read.
+    std::uint64_t slowest(const std::atomic<std::uint64_t> &self) const;
+
+private:
+    mutable std::mutex m_mutex; // one file's opens and closes, and readers far ahead
+    std::vector<const std::atomic<std::uint64_t> *> m_positions;
+};
+
 // A stripe object this client has open.
 struct ObjectState {
     // An open handle on its target that RPCs use: one of the open files' handles, a writable one
@@ -83,6 +99,7 @@ struct ObjectState {
     // Jobs that dirtied pages since the last write-back began, one bit per tag % 64 (a shared
     // bit only costs an extra write-back): a job's flush writes back these objects only.
     std::atomic<std::uint64_t> dirtiedBy{0};
+    FileReaders readers; // the file's, on its first stripe object only
 
     static std::uint64_t jobBit(core::JobTag tag) noexcept
     {
@@ -150,6 +167,11 @@ struct FileData {
     std::atomic<std::uint64_t> position{0}; // for read()/write()
     // Where the last read ended (file offset): the fast path's stream hint (racy by design).
     std::atomic<std::uint64_t> prevPos{cache::kNoPosition};
+    // Waits for the file's trailing reader that ran out in a row. A trailing reader that keeps
+    // its own pace (idle, or another stream of the file) makes every wait run out: after
+    // kTrailingWaitsInVain of them this open waits for nobody again.
+    static constexpr std::uint32_t kTrailingWaitsInVain = 4;
+    std::atomic<std::uint32_t> trailingWaitsInVain{0};
 };
 
 class Engine {
@@ -206,6 +228,12 @@ public:
     // of an engine that was at the same address never matches.
     std::atomic<std::uint64_t> fastEpoch{fastEpochStart()};
     static std::uint64_t fastEpochStart() noexcept; // client/fast_read.cpp
+    // llite.<fs>.trailing_reader_wait_ms, and what the waits did (trailing_reader_waits,
+    // trailing_reader_wait_timeouts).
+    std::atomic<std::int64_t> trailingReaderWaitMs{
+        params::catalog::defaultOf(params::catalog::kLliteEngine, "trailing_reader_wait_ms")};
+    std::atomic<std::uint64_t> trailingReaderWaits{0};
+    std::atomic<std::uint64_t> trailingReaderWaitTimeouts{0};
 
     std::vector<std::unique_ptr<TargetContext>> targets;
     cache::PageCache cache;
@@ -221,6 +249,11 @@ private:
     // The part of a read the fast path could not serve, from file offset `from`.
     Status readSlow(FileData &file, std::uint64_t offset, std::span<std::byte> out,
                     std::uint64_t from, std::uint64_t fileSize, bool touchesMarker);
+    // A read of `length` bytes at `offset` more than a third of the cache (and a read per open)
+    // ahead of its file's slowest reader on this client waits for it (yielding, at most
+    // trailing_reader_wait_ms): the pages between them would be evicted before that reader took
+    // its part of them, and fetched again.
+    void waitForTrailingReader(FileData &file, std::uint64_t offset, std::uint64_t length);
     // Reads one locked, not uptodate page from the target and waits for it; on success the page
     // is uptodate and locked again.
     Status fillOne(TargetContext &target, ObjectState &object, cache::PageRef &page,

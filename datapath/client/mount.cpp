@@ -503,6 +503,7 @@ Result<std::unique_ptr<File>> Mount::open(std::string_view path, unsigned flags,
         file->handles.push_back(handle);
         file->data.keys.push_back({static_cast<std::uint32_t>(t), file->objectIds.back()});
     }
+    file->data.objects[0]->readers.add(file->data.prevPos);
     return std::make_unique<File>(std::move(file));
 }
 
@@ -532,6 +533,7 @@ Status File::close()
     // A later open may get this FileData's address: no thread's fast-read context may match it.
     mount.engine->fastEpoch.fetch_add(1, std::memory_order_acq_rel);
     FileData &data = m_impl->data;
+    data.objects[0]->readers.remove(data.prevPos);
     const std::string job(mount.jobs.current());
     Status first;
     for (std::size_t t = 0; t < m_impl->handles.size(); ++t) {

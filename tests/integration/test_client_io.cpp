@@ -1188,6 +1188,125 @@ private slots:
         QVERIFY2(differs.empty(), differs.c_str());
     }
 
+    // Writes `bytes` to a new file `path` through a client of its own (the reading client's
+    // cache starts cold).
+    bool writtenByAnotherClient(const std::string &path, const std::vector<std::byte> &bytes)
+    {
+        auto writer = mount();
+        if (!writer) {
+            return false;
+        }
+        auto file = writer->open(path, kOpenWrite | kOpenCreate);
+        return file.ok() && (*file)->pwrite(bytes, 0).ok() && (*file)->close().ok();
+    }
+
+    // Ranks of one file on one client that the scheduler runs apart by more than the cache
+    // holds evict the pages between them before the trailing ones read them, which then fetch
+    // them again. A read a third of the cache ahead of the file's slowest reader waits for it.
+    void aReaderFarAheadWaitsForTheFilesTrailingReader()
+    {
+        const auto bytes = pattern(4 << 20, 40); // past max_read_ahead_whole_mb: not read whole
+        QVERIFY(writtenByAnotherClient("trailing", bytes));
+        params::Registry registry;
+        auto client = mount(&registry);
+        QVERIFY(client);
+        // A 1 MiB cache: a reader more than 85 pages ahead of the slowest waits.
+        const params::Assignment settings[]{{"llite.*.max_cached_mb", "1"},
+                                            {"llite.*.trailing_reader_wait_ms", "60000"}};
+        QVERIFY(registry.set(settings, "test").status.ok());
+        auto trailing = client->open("trailing", kOpenRead);
+        auto leading = client->open("trailing", kOpenRead);
+        QVERIFY(trailing.ok() && leading.ok());
+        std::vector<std::byte> page(core::kPageSize);
+        QCOMPARE(*(*trailing)->pread(page, 0), page.size());
+
+        const std::uint64_t far = 3 << 20;
+        std::vector<std::byte> ahead(core::kPageSize);
+        auto leader = std::async(std::launch::async, [&] { return (*leading)->pread(ahead, far); });
+        QTRY_COMPARE_WITH_TIMEOUT(value(registry, "llite.lutra.trailing_reader_waits"),
+                                  std::string("1"), 20000);
+        // It waits for the trailing reader, which has not moved.
+        QCOMPARE(leader.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+        // The trailing reader comes within reach: the leader goes on.
+        QCOMPARE(*(*trailing)->pread(page, far - 200 * 1024), page.size());
+        QCOMPARE(leader.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+        QCOMPARE(*leader.get(), ahead.size());
+        QVERIFY(std::equal(ahead.begin(), ahead.end(), bytes.begin() + far));
+        QCOMPARE(value(registry, "llite.lutra.trailing_reader_waits"), std::string("1"));
+        QCOMPARE(value(registry, "llite.lutra.trailing_reader_wait_timeouts"), std::string("0"));
+    }
+
+    // A trailing reader that does not come (idle, or another stream of the file at its own pace)
+    // is waited for until trailing_reader_wait_ms runs out; after four such waits in a row the
+    // open waits for nobody again.
+    void aTrailingReaderThatDoesNotComeIsWaitedForFourTimes()
+    {
+        const auto bytes = pattern(4 << 20, 41);
+        QVERIFY(writtenByAnotherClient("idle-trailing", bytes));
+        params::Registry registry;
+        auto client = mount(&registry);
+        QVERIFY(client);
+        const params::Assignment settings[]{{"llite.*.max_cached_mb", "1"},
+                                            {"llite.*.trailing_reader_wait_ms", "50"}};
+        QVERIFY(registry.set(settings, "test").status.ok());
+        auto idle = client->open("idle-trailing", kOpenRead);
+        auto leading = client->open("idle-trailing", kOpenRead);
+        QVERIFY(idle.ok() && leading.ok());
+        std::vector<std::byte> page(core::kPageSize);
+        QCOMPARE(*(*idle)->pread(page, 0), page.size());
+        // Uneven steps, no stride: nothing is read ahead, so each read misses.
+        std::uint64_t k = 0;
+        for (const std::uint64_t pageIndex : {576u, 666u, 717u, 845u, 896u}) {
+            ++k;
+            const std::uint64_t offset = pageIndex * core::kPageSize;
+            QCOMPARE(*(*leading)->pread(page, offset), page.size());
+            QVERIFY(std::equal(page.begin(), page.end(), bytes.begin() + offset));
+            const std::string waited = std::to_string(std::min<std::uint64_t>(k, 4));
+            QCOMPARE(value(registry, "llite.lutra.trailing_reader_waits"), waited);
+            QCOMPARE(value(registry, "llite.lutra.trailing_reader_wait_timeouts"), waited);
+        }
+        // Switched off, a new open waits for nobody.
+        const params::Assignment off{"llite.*.trailing_reader_wait_ms", "0"};
+        QVERIFY(registry.set(std::span(&off, 1), "test").status.ok());
+        auto another = client->open("idle-trailing", kOpenRead);
+        QVERIFY(another.ok());
+        QCOMPARE(*(*another)->pread(page, 2u << 20), page.size());
+        QCOMPARE(value(registry, "llite.lutra.trailing_reader_waits"), std::string("4"));
+    }
+
+    // With room in the cache for what lies between them, readers of a file do not wait.
+    void readersOfAFileWithRoomInTheCacheDoNotWait()
+    {
+        const auto bytes = pattern(4 << 20, 42);
+        QVERIFY(writtenByAnotherClient("roomy", bytes));
+        params::Registry registry;
+        auto client = mount(&registry);
+        QVERIFY(client);
+        // 64 MiB: the 3 MiB between the readers is far less than a third.
+        const params::Assignment settings[]{{"llite.*.max_cached_mb", "64"},
+                                            {"llite.*.trailing_reader_wait_ms", "60000"}};
+        QVERIFY(registry.set(settings, "test").status.ok());
+        auto trailing = client->open("roomy", kOpenRead);
+        auto leading = client->open("roomy", kOpenRead);
+        QVERIFY(trailing.ok() && leading.ok());
+        std::vector<std::byte> page(core::kPageSize);
+        QCOMPARE(*(*trailing)->pread(page, 0), page.size());
+        QCOMPARE(*(*leading)->pread(page, 3 << 20), page.size());
+        QVERIFY(std::equal(page.begin(), page.end(), bytes.begin() + (3 << 20)));
+        QCOMPARE(value(registry, "llite.lutra.trailing_reader_waits"), std::string("0"));
+
+        // Nor do reads of 16 pages or more, with a cache that does not hold the distance: their
+        // chunks share few pages with other ranks' (the trailing reader loses little).
+        const params::Assignment small{"llite.*.max_cached_mb", "1"};
+        QVERIFY(registry.set(std::span(&small, 1), "test").status.ok());
+        auto large = client->open("roomy", kOpenRead);
+        QVERIFY(large.ok());
+        std::vector<std::byte> chunk(16 * core::kPageSize);
+        QCOMPARE(*(*large)->pread(chunk, 2 << 20), chunk.size());
+        QVERIFY(std::equal(chunk.begin(), chunk.end(), bytes.begin() + (2 << 20)));
+        QCOMPARE(value(registry, "llite.lutra.trailing_reader_waits"), std::string("0"));
+    }
+
     void fastReadSeesAnotherClientsAppend()
     {
         params::Registry registry;

@@ -305,6 +305,20 @@ inline constexpr std::array kLliteEngineDefinitions{
                .max = 1,
                .defaultValue = 1,
                .help = "serve cached reads through the lock-free fast path"},
+    // Ranks of one file on one client, run apart by the scheduler further than the cache holds,
+    // evict the pages between them before the trailing ones read them (client README, "Readers
+    // of one file wait for the trailing one").
+    Definition{.leaf = "trailing_reader_wait_ms",
+               .type = Type::duration,
+               .unit = Unit::milliseconds,
+               .min = 0,
+               .max = 60'000,
+               .defaultValue = 10,
+               .help = "how long a read a third of the cache ahead of the slowest reader of its "
+                       "file on this client waits for it (0 = never)"},
+    gauge("trailing_reader_waits", "reads that waited for a trailing reader of their file"),
+    gauge("trailing_reader_wait_timeouts",
+          "of those, waits that ran out (that open waits no more)"),
 };
 inline constexpr Group kLliteEngine{"llite engine", "llite", kLliteEngineDefinitions};
 

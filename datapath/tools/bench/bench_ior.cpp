@@ -775,7 +775,10 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
         PhaseStats unpressuredStats;
         std::vector<double> pressuredMBps, unpressuredMBps, ratios;
         std::uint64_t retries[2] = {0, 0}; // unpressured, pressured
-        std::vector<double> spreads[2];    // unpressured, pressured
+        // Reads that waited for the file's trailing rank, and waits that ran out.
+        std::uint64_t waits[2] = {0, 0};
+        std::uint64_t waitTimeouts[2] = {0, 0};
+        std::vector<double> spreads[2]; // unpressured, pressured
         nlohmann::json rounds = nlohmann::json::array();
         const RoundPlan plan(ior, loop);
         unsigned round = 0;
@@ -785,8 +788,13 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
             for (int side = 0; side < 2; ++side) {
                 const int which = (side + static_cast<int>(round)) % 2; // alternate the order
                 cacheFull = 0;
+                const std::uint64_t waitsBefore = c.lliteNumber("trailing_reader_waits");
+                const std::uint64_t timeoutsBefore = c.lliteNumber("trailing_reader_wait_timeouts");
                 auto phase = readWith(which == 0 ? enough : std::to_string(pressuredMb));
                 retries[which] += cacheFull.exchange(0);
+                waits[which] += c.lliteNumber("trailing_reader_waits") - waitsBefore;
+                waitTimeouts[which] +=
+                    c.lliteNumber("trailing_reader_wait_timeouts") - timeoutsBefore;
                 const std::size_t before = spreads[which].size();
                 spread.takeSamples(spreads[which]);
                 roundSpread[which] =
@@ -828,6 +836,12 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
         report.results["ra_hit_ratio"] = rounded(pressuredStats.hitRatio());
         report.results["unpressured_ra_hit_ratio"] = rounded(unpressuredStats.hitRatio());
         report.results["unpressured_cache_full_retries"] = retries[0];
+        report.results["trailing_reader_waits_per_round"] = {
+            {"pressured", rounded(static_cast<double>(waits[1]) / round)},
+            {"unpressured", rounded(static_cast<double>(waits[0]) / round)}};
+        report.results["trailing_reader_wait_timeouts_per_round"] = {
+            {"pressured", rounded(static_cast<double>(waitTimeouts[1]) / round)},
+            {"unpressured", rounded(static_cast<double>(waitTimeouts[0]) / round)}};
         report.results["pressured_cache_full_retries"] = retries[1];
         report.results["rounds"] = rounds;
         reportFetched(report, pressuredStats, fileBytes, round);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <latch>
 #include <mutex>
@@ -100,6 +101,18 @@ Status BenchCluster::setLlite(const std::string &name, const std::string &value)
         return result.status.withContext("setting " + assignment.pattern + "=" + value);
     }
     return {};
+}
+
+std::uint64_t BenchCluster::lliteNumber(const std::string &name)
+{
+    auto readings = m_registry.get("llite." + std::string(kFsName) + "." + name);
+    if (!readings || readings->empty()) {
+        return 0;
+    }
+    const std::string &text = readings->front().value;
+    std::uint64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc{} ? value : 0;
 }
 
 ReadAheadCounts BenchCluster::readAheadStats()

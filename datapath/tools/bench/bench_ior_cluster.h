@@ -46,6 +46,8 @@ public:
     Status dropCache();
     // Sets llite.<fs>.<name> through the registry, as an admin would.
     Status setLlite(const std::string &name, const std::string &value);
+    // llite.<fs>.<name> as a number (0 when it is not published or not a number).
+    std::uint64_t lliteNumber(const std::string &name);
     // llite.<fs>.read_ahead_stats, by counter name.
     ReadAheadCounts readAheadStats();
     // Bulk read RPCs sent so far to every target, by pages per RPC (osc.*.rpc_stats' histogram:

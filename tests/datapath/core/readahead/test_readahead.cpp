@@ -612,6 +612,41 @@ private slots:
         }
     }
 
+    void stridedRanksOfOneFileShareAThirdOfTheRoom()
+    {
+        // 3 ranks x 4097 B, rank 0's view. Ranks of one file on the mount (otherReaders) may
+        // hold a third of room + unread: the client engine keeps them within a third of the
+        // cache of each other. Streams of different files keep a quarter.
+        std::uint64_t planned[2] = {};
+        for (const bool others : {false, true}) {
+            ReadaheadMount mount(config(64, 64, 0));
+            FileReadahead ra(mount);
+            ReadInfo read;
+            read.length = 4097;
+            read.fileSize = kGiB;
+            read.otherReaders = others;
+            for (std::uint64_t k = 1; k <= 3; ++k) { // the 3rd read trusts the stride
+                read.offset = k * 12291;
+                (void)ra.onRead(read);
+            }
+            QVERIFY(ra.strideTrusted());
+            // At the marker (it wants 47 pages), with 40 pages unread and 200 of room: a quarter
+            // is 60 pages in all, a third 80; the span limit (120 pages past the read) is not
+            // reached. Windows are whole chunks of 3 pages.
+            const std::uint64_t chunk = (ra.marker() * kPageSize + 12290) / 12291;
+            read.offset = chunk * 12291;
+            QVERIFY(read.offset / kPageSize <= ra.marker() &&
+                    (read.offset + read.length - 1) / kPageSize >= ra.marker());
+            read.cacheRoom = 200;
+            read.unreadPages = 40;
+            planned[others ? 1 : 0] = ra.onRead(read).pages();
+        }
+        QVERIFY2(planned[0] <= 60 - 40 && planned[0] > 60 - 40 - 6,
+                 std::to_string(planned[0]).c_str());
+        QVERIFY2(planned[1] <= 80 - 40 && planned[1] > 80 - 40 - 6,
+                 std::to_string(planned[1]).c_str());
+    }
+
     void paramsBinding()
     {
         params::Registry registry;
