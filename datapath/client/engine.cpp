@@ -265,6 +265,8 @@ Result<locks::Grant> TargetContext::enqueue(const core::ObjectKey &key, locks::L
     if (!reply) {
         return reply.status();
     }
+    // A version 1 target does not say (kSizeUnknown, the largest value): every write in part of
+    // a page then reads the page first.
     raiseTo(state->sizeOnTarget, reply->objectSize);
     return locks::Grant{reply->lockHandle, reply->mode == protocol::LockMode::pw
                                                ? locks::LockMode::PW

@@ -146,6 +146,11 @@ Status Osc::publish(params::ParamGroup &group)
             .withContext("osc." + m_target + ".conns_per_target");
     };
 
+    params::Binding protocolVersion;
+    protocolVersion.read = [this] {
+        return params::Value(std::int64_t{m_session.negotiated().version});
+    };
+
     std::vector<params::BindRow> rows;
     rows.push_back({"max_pages_per_rpc", std::move(pagesPerRpc), std::move(capPagesPerRpc)});
     rows.push_back({"max_rpcs_in_flight", std::move(rpcsInFlight), {}});
@@ -153,6 +158,7 @@ Status Osc::publish(params::ParamGroup &group)
     rows.push_back({"checksums", std::move(checksums), {}});
     rows.push_back({"checksum_type", std::move(checksumType), {}});
     rows.push_back({"conns_per_target", std::move(connections), {}});
+    rows.push_back({"protocol_version", std::move(protocolVersion), {}});
     if (Status status = params::bindGroup(group, params::catalog::kOsc, m_target, std::move(rows));
         !status.ok()) {
         return status;

@@ -691,7 +691,11 @@ Result<protocol::Message> RpcSession::exchange(std::uint32_t index, const protoc
     // Only the owner changes xid, so reading it unlocked is fine; the next xid of this slot is
     // one generation up, so a late reply to an earlier call here can never match.
     const std::uint64_t xid = slot.xid + m_xidStride;
-    const protocol::Message request{xid, jobId, body};
+    // Connect is framed as version 1 (any target reads it); the rest as agreed at connect.
+    const protocol::Message request{xid, jobId, body,
+                                    std::holds_alternative<protocol::ConnectRequest>(body)
+                                        ? protocol::kMinVersion
+                                        : m_negotiated.version};
     const Opcode opcode = request.opcode();
     const std::string_view name = protocol::opcodeName(opcode);
     auto size = protocol::encode(
@@ -939,7 +943,8 @@ Status RpcSession::startBulk(std::uint32_t index, Opcode opcode, std::uint64_t h
         xid, jobId,
         isRead ? protocol::Body{protocol::ReadRequest{io}}
                : protocol::Body{protocol::WriteRequest{io, checksums ? protocol::Crc32List(crcs)
-                                                                     : protocol::Crc32List{}}}};
+                                                                     : protocol::Crc32List{}}},
+        m_negotiated.version};
     auto size = protocol::encode(
         request,
         std::span(slot.sendBuffer)
@@ -1355,7 +1360,7 @@ void RpcSession::onTargetRequest(transport::Connection &connection,
                       "dropping a request from " + m_uri + ": " + request.status().toString());
         return;
     }
-    protocol::Message reply{request->xid, {}, protocol::BlockingCallbackReply{}};
+    protocol::Message reply{request->xid, {}, protocol::BlockingCallbackReply{}, request->version};
     if (const auto *callback = std::get_if<protocol::BlockingCallbackRequest>(&request->body)) {
         m_callbacks.fetch_add(1, std::memory_order_relaxed);
         std::lock_guard lock(m_callbackMutex);

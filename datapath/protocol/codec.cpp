@@ -594,7 +594,11 @@ template <typename IO, Is<LockEnqueueReply> M> void transfer(IO &io, M &m)
 {
     io.u64(m.lockHandle, "lock handle");
     io.enum8(m.mode, "granted lock mode");
-    io.u64(m.objectSize, "object size");
+    if (io.version >= 2) {
+        io.u64(m.objectSize, "object size");
+    } else if constexpr (!std::is_const_v<M>) {
+        m.objectSize = LockEnqueueReply::kSizeUnknown; // a version 1 target does not send it
+    }
 }
 
 template <typename IO, Is<LockCancelRequest> M> void transfer(IO &io, M &m)
@@ -626,13 +630,13 @@ template <typename T>
 Result<Message> decodeBody(std::span<const std::byte> bytes, const Header &header,
                            std::string_view jobId)
 {
-    Message message{header.xid, jobId, T{}};
+    Message message{header.xid, jobId, T{}, header.version};
     T &body = std::get<T>(message.body);
     if constexpr (std::is_same_v<T, ErrorReply>) {
         body.opcode = header.opcode;
     }
     WireReader reader(bytes, kHeaderSize + header.jobIdLength, header.opcode,
-                      kindOf(header.isReply(), header.isError()));
+                      kindOf(header.isReply(), header.isError()), header.version);
     transfer(reader, body);
     reader.expectEnd();
     if (!reader.ok()) {
@@ -695,6 +699,10 @@ Result<Header> decodeHeader(std::span<const std::byte> bytes)
     }
     if (opcode < 1 || opcode > kMaxOpcode) {
         return protocolError("header: unknown opcode " + num(opcode));
+    }
+    if (header.opcode == Opcode::connect && header.version != kMinVersion) {
+        return protocolError("header: connect is framed as version " + num(kMinVersion) + ", not " +
+                             num(header.version));
     }
     if ((header.flags & ~kKnownHeaderFlags) != 0) {
         return protocolError("header: reserved flag bits " +
@@ -762,7 +770,7 @@ void writeMessage(WireWriter &writer, const Message &message)
     const bool error = std::holds_alternative<ErrorReply>(message.body);
     const bool reply = message.isReply();
     writer.u32(kMagic);
-    writer.u16(kMaxVersion);
+    writer.u16(message.version);
     writer.u16(static_cast<std::uint16_t>(message.opcode()));
     writer.u16(static_cast<std::uint16_t>((reply ? kFlagReply : 0) | (error ? kFlagError : 0)));
     writer.u8(static_cast<std::uint8_t>(message.jobId.size()));
@@ -789,6 +797,13 @@ Result<std::size_t> encode(const Message &message, std::span<std::byte> out)
     } else if (!reply) {
         status = checkPrintable(message.jobId, "job id", kMaxJobIdLength);
     }
+    if (message.version < kMinVersion || message.version > kMaxVersion) {
+        status = Status(Errc::protocol_error, "version " + num(message.version) + " is outside " +
+                                                  num(kMinVersion) + ".." + num(kMaxVersion));
+    } else if (opcode == Opcode::connect && message.version != kMinVersion) {
+        status = Status(Errc::protocol_error, "connect is framed as version " + num(kMinVersion) +
+                                                  ", not " + num(message.version));
+    }
     if (status.ok()) {
         status = std::visit([](const auto &body) { return check(body); }, message.body);
     }
@@ -796,7 +811,7 @@ Result<std::size_t> encode(const Message &message, std::span<std::byte> out)
         return Status(Errc::invalid_argument, what() + ": " + status.message());
     }
 
-    WireWriter writer(out);
+    WireWriter writer(out, message.version);
     writeMessage(writer, message);
     const std::size_t size = writer.position();
     if (size > kMaxMessageSize) {
@@ -814,7 +829,7 @@ Result<std::size_t> encode(const Message &message, std::span<std::byte> out)
 
 std::size_t encodedSize(const Message &message) noexcept
 {
-    WireWriter writer({});
+    WireWriter writer({}, message.version);
     writeMessage(writer, message);
     return writer.position();
 }

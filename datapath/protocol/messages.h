@@ -18,8 +18,9 @@ namespace lutra::protocol {
 // ---- limits --------------------------------------------------------------------------------
 
 inline constexpr std::uint32_t kMagic = 0x4152544c; // "LTRA" on the wire
-inline constexpr std::uint16_t kMinVersion = 1;     // versions this build speaks
-inline constexpr std::uint16_t kMaxVersion = 1;
+// Versions this build speaks. 2: a lock grant carries the object's size (LockEnqueueReply).
+inline constexpr std::uint16_t kMinVersion = 1;
+inline constexpr std::uint16_t kMaxVersion = 2;
 inline constexpr std::size_t kHeaderSize = 24;
 inline constexpr std::size_t kMaxMessageSize = 65536; // header included; connect may lower it
 inline constexpr std::size_t kMinMessageSize = 8192;  // a peer must accept a max-length path
@@ -408,6 +409,8 @@ struct LockEnqueueReply {
     LockMode mode = LockMode::pr; // granted
     // The object's size as the lock was granted, every conflicting holder's data written back
     // (Lustre's lock value block): a writer under this lock knows what the target holds.
+    // Version 2; a version 1 reply decodes with kSizeUnknown.
+    static constexpr std::uint64_t kSizeUnknown = ~std::uint64_t{0};
     std::uint64_t objectSize = 0;
     bool operator==(const LockEnqueueReply &) const = default;
 };
@@ -458,6 +461,9 @@ struct Message {
     std::uint64_t xid = 0;  // transaction id: chosen by the requester, echoed by the reply
     std::string_view jobId; // requests: 1 .. kMaxJobIdLength printable characters; replies: ""
     Body body;
+    // The header's version, which decides the body's layout: the session's negotiated version
+    // (connect itself is framed as version 1; a reply has its request's version).
+    std::uint16_t version = kMaxVersion;
 
     Opcode opcode() const noexcept;
     bool isReply() const noexcept;

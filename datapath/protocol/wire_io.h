@@ -20,7 +20,13 @@ namespace lutra::protocol {
 // writing, so one pass tells both "does it fit" and "how much is needed".
 class WireWriter {
 public:
-    explicit WireWriter(std::span<std::byte> out) noexcept : m_out(out) {}
+    explicit WireWriter(std::span<std::byte> out,
+                        std::uint16_t messageVersion = kMaxVersion) noexcept
+        : version(messageVersion), m_out(out)
+    {
+    }
+
+    const std::uint16_t version; // of the message: layouts that changed look at it
 
     std::size_t position() const noexcept { return m_pos; }
     bool fits() const noexcept { return m_pos <= m_out.size(); }
@@ -66,10 +72,12 @@ public:
     // Errors start with the message's name ("readdir" + "reply"); offsets count from the start
     // of the message. `kind` must outlive the reader (a literal).
     WireReader(std::span<const std::byte> message, std::size_t start, Opcode opcode,
-               std::string_view kind)
-        : m_bytes(message), m_pos(start), m_opcode(opcode), m_kind(kind)
+               std::string_view kind, std::uint16_t messageVersion = kMaxVersion)
+        : version(messageVersion), m_bytes(message), m_pos(start), m_opcode(opcode), m_kind(kind)
     {
     }
+
+    const std::uint16_t version; // of the message (its header's)
 
     bool ok() const noexcept { return m_status.ok(); }
     const Status &status() const noexcept { return m_status; }

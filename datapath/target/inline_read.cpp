@@ -93,7 +93,7 @@ bool TargetServer::Impl::serveReadInline(transport::Connection &connection, Sess
         reply.flags = kBulkChecksums;
         reply.pageCrcs = Crc32List({crcs.data(), pages});
     }
-    const auto size = encode(Message{decoded->xid, {}, reply}, encoded);
+    const auto size = encode(Message{decoded->xid, {}, reply, session.version.load()}, encoded);
     if (!size) {
         return false;
     }
@@ -141,6 +141,7 @@ void TargetServer::Impl::finishInlineRead(std::uint32_t index, const Status &sta
     Message reply;
     reply.xid = done.xid;
     reply.body = ErrorReply{Opcode::read, status.code(), text};
+    reply.version = done.session->version.load();
     std::array<std::byte, kErrorReplyBytes> buffer{};
     if (auto size = encode(reply, buffer)) {
         (void)done.session->connection->send({buffer.data(), *size}, transport::noWait());

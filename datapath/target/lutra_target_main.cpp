@@ -58,6 +58,11 @@ int main(int argc, char **argv)
     app.add_flag("--no-cold-read-fill", noColdReadFill,
                  "let the transport read uncached pages of a zero-copy read (tcp: on its I/O "
                  "thread) instead of a service thread first; for comparisons");
+    app.add_option("--max-protocol-version", options.maxProtocolVersion,
+                   "newest wire protocol version to agree on at connect (an older target, in "
+                   "rolling-upgrade tests)")
+        ->capture_default_str()
+        ->check(CLI::Range(protocol::kMinVersion, protocol::kMaxVersion));
     unsigned drainSeconds = 10;
     app.add_option("--drain-timeout", drainSeconds,
                    "seconds requests in service get to finish after SIGTERM; then every "

@@ -45,6 +45,8 @@ struct Session : std::enable_shared_from_this<Session> {
     std::string clientName;
     std::uint32_t maxBulkBytes = 0;
     std::uint64_t features = 0;
+    // The protocol version agreed at connect: every message after it is framed with it.
+    std::atomic<std::uint16_t> version{protocol::kMinVersion};
     std::uint64_t nextHandle = 1;
     std::unordered_map<std::uint64_t, std::shared_ptr<OpenObject>> handles;
     std::unordered_set<LockHandle> locks;

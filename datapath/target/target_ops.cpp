@@ -119,6 +119,7 @@ void TargetServer::Impl::sendError(Session &session, Worker &worker, const Messa
     const std::string text = errorReplyText(status.message());
     Message reply;
     reply.xid = request.xid;
+    reply.version = request.version;
     reply.body = ErrorReply{request.opcode(), status.ok() ? Errc::internal : status.code(), text};
     sendReply(session, worker, reply);
 }
@@ -245,7 +246,8 @@ TargetServer::Impl::readZeroCopy(Worker &worker, Session &session, const OpenObj
             }
             reply.pageCrcs = Crc32List({worker.crcs.data(), pages});
         }
-        auto size = encode(Message{xid, {}, reply}, {worker.reply.get(), kMaxMessageSize});
+        auto size = encode(Message{xid, {}, reply, session.version.load()},
+                           {worker.reply.get(), kMaxMessageSize});
         if (!size) {
             return size.status().withContext("read reply");
         }
@@ -344,14 +346,14 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
         [&](const auto &body) -> Outcome {
             using T = std::decay_t<decltype(body)>;
             if constexpr (std::is_same_v<T, ConnectRequest>) {
-                const std::uint16_t version = std::min(body.maxVersion, kMaxVersion);
+                const std::uint16_t version = std::min(body.maxVersion, options.maxProtocolVersion);
                 if (version < body.minVersion || version < kMinVersion) {
                     return Status(Errc::unimplemented,
                                   "no common protocol version: client speaks " +
                                       std::to_string(body.minVersion) + ".." +
                                       std::to_string(body.maxVersion) + ", target " +
                                       std::to_string(kMinVersion) + ".." +
-                                      std::to_string(kMaxVersion));
+                                      std::to_string(options.maxProtocolVersion));
                 }
                 const std::uint64_t brw = std::uint64_t{brwSizeMb.load()} << 20;
                 ConnectReply reply;
@@ -390,6 +392,7 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                     session.maxBulkBytes = reply.maxBulkBytes;
                     session.features = reply.features;
                 }
+                session.version.store(version); // the reply itself is framed as version 1
                 log::info(category, session.label() + " connected");
                 return reply;
             } else if constexpr (std::is_same_v<T, PingRequest>) {
@@ -542,7 +545,7 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 }
                 reply.entries = DirEntryList(worker.entries);
                 // `page` owns the names the entries view: encode before it goes away.
-                Message message{request.xid, {}, reply};
+                Message message{request.xid, {}, reply, request.version};
                 sendReply(session, worker, message);
                 return Status{};
             } else if constexpr (std::is_same_v<T, ReadRequest>) {
@@ -750,7 +753,7 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
         }
         return; // ok: the handler replied itself
     }
-    Message reply{request.xid, {}, std::get<Body>(outcome)};
+    Message reply{request.xid, {}, std::get<Body>(outcome), request.version}; // the request's
     sendReply(session, worker, reply);
 }
 

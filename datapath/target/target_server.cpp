@@ -350,6 +350,7 @@ void TargetServer::Impl::onMessage(transport::Connection &connection,
     }
     protocol::Message reply;
     reply.xid = header->xid;
+    reply.version = header->version; // a reply has its request's
     const bool stopping = [this] {
         std::lock_guard lock(shutdownMutex);
         return shutDown;
@@ -527,6 +528,7 @@ void TargetServer::Impl::sendBlockingCallback(ClientId client, LockHandle lock,
     callback.xid = nextCallbackXid.fetch_add(1);
     callback.jobId = category;
     callback.body = protocol::BlockingCallbackRequest{lock, protocol::LockMode::pw};
+    callback.version = session->version.load();
     std::array<std::byte, kBusyReplyBytes> buffer{};
     auto size = protocol::encode(callback, buffer);
     if (!size) {

@@ -11,6 +11,7 @@
 #include "core/jobs/job_stats.h"
 #include "core/params/catalog.h"
 #include "core/params/registry.h"
+#include "protocol/messages.h"
 #include "target/group_commit.h"
 #include "target/lock_manager.h"
 #include "target/object_store.h"
@@ -42,6 +43,9 @@ struct TargetOptions {
     // closed, failing the bulk transfers still waiting for a client (one stalled, not reading,
     // would hold the target forever). Below systemd's TimeoutStopSec=30 of lutra-target@.
     std::chrono::milliseconds drainTimeout{10000};
+    // The newest protocol version agreed on at connect (kMinVersion..kMaxVersion): a target
+    // that acts as an older one, for mixed-version tests.
+    std::uint16_t maxProtocolVersion = protocol::kMaxVersion;
 };
 
 class TargetServer {

@@ -251,7 +251,11 @@ private:
 
     void reply(Connection &connection, std::uint64_t xid, proto::Body body)
     {
-        auto size = proto::encode(proto::Message{xid, {}, std::move(body)}, m_out);
+        proto::Message message{xid, {}, std::move(body)};
+        if (message.opcode() == proto::Opcode::connect) {
+            message.version = proto::kMinVersion; // connect is framed as version 1
+        }
+        auto size = proto::encode(message, m_out);
         if (!size.ok()) {
             fail(size.status().toString());
             return;

@@ -254,6 +254,8 @@ inline constexpr std::array kOscDefinitions{
                .help = "connections to this target that bulk RPCs are spread over, each on its "
                        "own transport I/O thread (raising it connects more; lowering it closes "
                        "the rest once their RPCs are done)"},
+    gauge("protocol_version", "wire protocol version agreed with the target at connect (a "
+                              "version 1 target's lock grants carry no object size)"),
 };
 inline constexpr Group kOsc{"osc", "osc", kOscDefinitions};
 

@@ -136,7 +136,7 @@ private slots:
         join.clientId = "client-7f3a";
         join.exportCookie = 42;
         Bytes out(kMaxMessageSize);
-        auto size = encode(Message{1, "job", join}, out);
+        auto size = encode(Message{1, "job", join, kMinVersion}, out);
         QVERIFY(!size.ok());
         QCOMPARE(size.status().code(), Errc::invalid_argument);
         QVERIFY2(size.status().message().find("export cookie") != std::string::npos,
@@ -146,7 +146,7 @@ private slots:
         reply.targetName = "ost0";
         reply.features = kFeatureMultiConnection;
         reply.exportCookie = 7;
-        Bytes bytes = encodeOrDie(Message{1, {}, reply});
+        Bytes bytes = encodeOrDie(Message{1, {}, reply, kMinVersion});
         bytes[bytes.size() - 8] = std::byte{0}; // the cookie, little-endian: 7 -> 0
         auto decoded = decode(bytes);
         QVERIFY(!decoded.ok());
@@ -207,7 +207,7 @@ private slots:
         // clang-format off
         const std::vector<std::uint8_t> golden{
             0x4c, 0x54, 0x52, 0x41,                         // magic "LTRA"
-            0x01, 0x00,                                     // version 1
+            0x02, 0x00,                                     // version 2
             0x0f, 0x00,                                     // opcode 15 lock_enqueue
             0x00, 0x00,                                     // flags: request
             0x04,                                           // job id length
@@ -231,12 +231,81 @@ private slots:
         QVERIFY(*decoded == message);
     }
 
+    // Version 2 added the object's size to a lock grant; a version 1 grant has none, and
+    // decodes as "size unknown" (the client then reads every page it writes in part).
+    void goldenLockEnqueueReplyByVersion()
+    {
+        // clang-format off
+        const std::vector<std::uint8_t> header{
+            0x4c, 0x54, 0x52, 0x41,                         // magic "LTRA"
+            0x00, 0x00,                                     // version, patched below
+            0x0f, 0x00,                                     // opcode 15 lock_enqueue
+            0x01, 0x00,                                     // flags: reply
+            0x00, 0x00,                                     // no job id, reserved
+            0x00, 0x00, 0x00, 0x00,                         // body length, patched below
+            0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // xid 5
+            0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, // lock handle
+            0x02,                                           // granted PW
+        };
+        const std::vector<std::uint8_t> size{0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+        // clang-format on
+        for (const std::uint16_t version : {1, 2}) {
+            std::vector<std::uint8_t> golden = header;
+            golden[4] = static_cast<std::uint8_t>(version);
+            if (version == 2) {
+                golden.insert(golden.end(), size.begin(), size.end()); // 4096 bytes
+            }
+            golden[12] = static_cast<std::uint8_t>(golden.size() - kHeaderSize);
+            const Message message{
+                5,
+                {},
+                LockEnqueueReply{0x1122334455667788, LockMode::pw,
+                                 version == 2 ? 4096 : LockEnqueueReply::kSizeUnknown},
+                version};
+            QVERIFY2(std::ranges::equal(encodeOrDie(message), std::as_bytes(std::span(golden))),
+                     ("version " + std::to_string(version)).c_str());
+            auto decoded = decode(std::as_bytes(std::span(golden)));
+            QVERIFY(decoded.ok());
+            QVERIFY(*decoded == message);
+        }
+        // Encoded as version 1, a known size is not sent: it decodes as unknown.
+        const Message known{5, {}, LockEnqueueReply{7, LockMode::pr, 4096}, 1};
+        auto back = decode(encodeOrDie(known));
+        QVERIFY(back.ok());
+        QCOMPARE(std::get<LockEnqueueReply>(back->body).objectSize, LockEnqueueReply::kSizeUnknown);
+    }
+
+    // Connect is framed as version 1 whatever the versions it negotiates, so that any target
+    // reads it; encode refuses another framing and decode rejects it, as it does a version this
+    // build does not speak.
+    void connectIsFramedAsVersionOne()
+    {
+        ConnectRequest connect;
+        connect.clientId = "client-7f3a";
+        Bytes out(kMaxMessageSize);
+        auto size = encode(Message{1, "job", connect, 2}, out);
+        QVERIFY(!size.ok());
+        QCOMPARE(size.status().code(), Errc::invalid_argument);
+        QVERIFY2(size.status().message().find("connect is framed as version 1, not 2") !=
+                     std::string::npos,
+                 size.status().toString().c_str());
+        Bytes bytes = encodeOrDie(Message{1, "job", connect, 1});
+        bytes[4] = std::byte{2};
+        auto decoded = decode(bytes);
+        QVERIFY(!decoded.ok());
+        QCOMPARE(QString::fromStdString(decoded.status().message()),
+                 QString("header: connect is framed as version 1, not 2"));
+        auto unknown = encode(Message{2, "job", PingRequest{}, 3}, out);
+        QVERIFY(!unknown.ok());
+        QCOMPARE(unknown.status().code(), Errc::invalid_argument);
+    }
+
     void goldenErrorReply()
     {
         const Message message{9, {}, ErrorReply{Opcode::stat, Errc::not_found, "nope"}};
         // clang-format off
         const std::vector<std::uint8_t> golden{
-            0x4c, 0x54, 0x52, 0x41, 0x01, 0x00,
+            0x4c, 0x54, 0x52, 0x41, 0x02, 0x00,
             0x07, 0x00,                                     // opcode of the failed stat
             0x03, 0x00,                                     // flags: reply | error
             0x00, 0x00,                                     // no job id, reserved
@@ -256,7 +325,7 @@ private slots:
         const Message message{2, {}, ReaddirReply{0x30, true, DirEntryList(entries)}};
         // clang-format off
         const std::vector<std::uint8_t> golden{
-            0x4c, 0x54, 0x52, 0x41, 0x01, 0x00, 0x0c, 0x00, 0x01, 0x00, 0x00, 0x00,
+            0x4c, 0x54, 0x52, 0x41, 0x02, 0x00, 0x0c, 0x00, 0x01, 0x00, 0x00, 0x00,
             0x1a, 0x00, 0x00, 0x00,                         // body length 26
             0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // xid 2
             0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // next cookie
@@ -307,9 +376,9 @@ private slots:
         QTest::newRow("magic") << 0 << 4 << 0x12345678ull
                                << "header: bad magic 0x12345678 (expected 0x4152544c)";
         QTest::newRow("version 0")
-            << 4 << 2 << 0ull << "header: unsupported protocol version 0 (this build speaks 1..1)";
-        QTest::newRow("version 2")
-            << 4 << 2 << 2ull << "header: unsupported protocol version 2 (this build speaks 1..1)";
+            << 4 << 2 << 0ull << "header: unsupported protocol version 0 (this build speaks 1..2)";
+        QTest::newRow("version 3")
+            << 4 << 2 << 3ull << "header: unsupported protocol version 3 (this build speaks 1..2)";
         QTest::newRow("opcode 0") << 6 << 2 << 0ull << "header: unknown opcode 0";
         QTest::newRow("opcode 18") << 6 << 2 << 18ull << "header: unknown opcode 18";
         QTest::newRow("opcode 0xffff") << 6 << 2 << 0xffffull << "header: unknown opcode 65535";
@@ -509,8 +578,8 @@ private slots:
             << request(Opcode::connect, Raw().u16(1).u16(1).u32(4096).u32(8192).u64(0).str8(""))
             << "connect request: client id is empty";
         QTest::newRow("connect reply version")
-            << reply(Opcode::connect, Raw().u16(2).u32(4096).u32(8192).u64(0).str8("ost0"))
-            << "connect reply: chosen version 2 is outside 1..1";
+            << reply(Opcode::connect, Raw().u16(3).u32(4096).u32(8192).u64(0).str8("ost0"))
+            << "connect reply: chosen version 3 is outside 1..2";
         QTest::newRow("error code ok")
             << frame(Opcode::stat, kFlagReply | kFlagError, {}, Raw().u16(0).str16("x"))
             << "stat error reply: status code 0 is not an error code";
