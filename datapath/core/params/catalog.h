@@ -320,7 +320,7 @@ inline constexpr std::array kLliteEngineDefinitions{
                        "file on this client waits for it (0 = never)"},
     gauge("trailing_reader_waits", "reads that waited for a trailing reader of their file"),
     gauge("trailing_reader_wait_timeouts",
-          "of those, waits that ran out (that open waits no more)"),
+          "of those, waits that ran out (after four in a row, that open waits no more)"),
 };
 inline constexpr Group kLliteEngine{"llite engine", "llite", kLliteEngineDefinitions};
 
