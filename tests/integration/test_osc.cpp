@@ -99,7 +99,9 @@ public:
     Status connect(transport::Connection &connection, const protocol::ConnectRequest &request)
     {
         std::array<std::byte, 1024> buffer{};
-        auto size = protocol::encode(protocol::Message{++m_xid, "osc-test", request}, buffer);
+        // Connect is framed as version 1.
+        auto size = protocol::encode(
+            protocol::Message{++m_xid, "osc-test", request, protocol::kMinVersion}, buffer);
         if (!size) {
             return size.status();
         }
