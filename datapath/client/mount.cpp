@@ -239,6 +239,14 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
                                                   std::to_string(options.stripeSize) +
                                                   " is not a positive multiple of 4096");
     }
+    if (options.maxProtocolVersion != 0 && (options.maxProtocolVersion < protocol::kMinVersion ||
+                                            options.maxProtocolVersion > protocol::kMaxVersion)) {
+        return Status(Errc::invalid_argument, "mount: protocol version " +
+                                                  std::to_string(options.maxProtocolVersion) +
+                                                  " is not one this client speaks (" +
+                                                  std::to_string(protocol::kMinVersion) + ".." +
+                                                  std::to_string(protocol::kMaxVersion) + ")");
+    }
     if (options.clientId.empty()) {
         options.clientId = defaultClientId();
     }
@@ -273,6 +281,9 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
         }
         RpcSession::Options sessionOptions;
         sessionOptions.clientId = options.clientId;
+        if (options.maxProtocolVersion != 0) {
+            sessionOptions.maxVersion = options.maxProtocolVersion;
+        }
         sessionOptions.log = transport::processLogSink(transportCategory);
         // Opened together, so a session's connections land on different transport I/O threads
         // (osc.<t>.conns_per_target changes it later).

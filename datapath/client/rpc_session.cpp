@@ -361,6 +361,7 @@ Status RpcSession::openLane(std::uint32_t index)
         return fail(disconnectedStatus());
     }
     protocol::ConnectRequest request;
+    request.maxVersion = m_options.maxVersion;
     request.maxBulkBytes = m_negotiated.maxBulkBytes;
     request.maxMessageBytes = m_negotiated.maxMessageBytes;
     request.features = m_options.features;
@@ -475,6 +476,7 @@ Status RpcSession::negotiate()
     m_negotiated.maxMessageBytes = offerMessage;
 
     protocol::ConnectRequest request;
+    request.maxVersion = m_options.maxVersion;
     request.maxBulkBytes = offerBulk;
     request.maxMessageBytes = offerMessage;
     request.features = m_options.features;
@@ -751,6 +753,13 @@ Result<protocol::Message> RpcSession::exchange(std::uint32_t index, const protoc
         return Status(Errc::protocol_error,
                       std::string(name) + " to " + m_uri + ": answered by a " +
                           std::string(protocol::opcodeName(reply->opcode())) + " reply");
+    }
+    // A reply has its request's version: an older client could not read another.
+    if (reply->version != request.version) {
+        return Status(Errc::protocol_error,
+                      std::string(name) + " to " + m_uri + ": reply framed as version " +
+                          std::to_string(reply->version) + ", the request as " +
+                          std::to_string(request.version));
     }
     if (const auto *error = std::get_if<protocol::ErrorReply>(&reply->body)) {
         m_errorReplies.fetch_add(1, std::memory_order_relaxed);
@@ -1047,6 +1056,11 @@ Result<std::uint32_t> RpcSession::decodeBulkReply(Slot &slot, std::span<const st
                                                 m_uri + ": answered by a " +
                                                 std::string(protocol::opcodeName(reply->opcode())) +
                                                 " reply");
+    }
+    if (reply->version != m_negotiated.version) {
+        return Status(Errc::protocol_error, where() + ": reply framed as version " +
+                                                std::to_string(reply->version) + ", agreed " +
+                                                std::to_string(m_negotiated.version));
     }
     if (const auto *error = std::get_if<protocol::ErrorReply>(&reply->body)) {
         m_errorReplies.fetch_add(1, std::memory_order_relaxed);
@@ -1358,6 +1372,13 @@ void RpcSession::onTargetRequest(transport::Connection &connection,
     if (!request.ok()) {
         m_options.log(LogLevel::warning,
                       "dropping a request from " + m_uri + ": " + request.status().toString());
+        return;
+    }
+    if (request->version != m_negotiated.version) {
+        m_options.log(LogLevel::warning, "dropping a request from " + m_uri +
+                                             ": framed as version " +
+                                             std::to_string(request->version) + ", agreed " +
+                                             std::to_string(m_negotiated.version));
         return;
     }
     protocol::Message reply{request->xid, {}, protocol::BlockingCallbackReply{}, request->version};

@@ -146,6 +146,9 @@ public:
         // Transport connections opened by connect (1..kMaxConnections; see setConnections). An
         // extra one that fails to open is logged and left out; the first must open.
         std::uint32_t connections = 1;
+        // The newest protocol version offered at connect (kMinVersion..kMaxVersion): lower, the
+        // client acts as an older build (mixed-version tests).
+        std::uint16_t maxVersion = protocol::kMaxVersion;
         transport::LogSink log;
     };
 

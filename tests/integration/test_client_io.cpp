@@ -189,6 +189,27 @@ private slots:
         writesInPartOfAPageKeepAnotherClientsBytes();
     }
 
+    // The other half of an upgrade: clients that speak version 1 only, against new targets.
+    // The targets frame their replies and blocking callbacks as version 1 (the two clients'
+    // write locks conflict), and the clients read first what they write in part.
+    void versionOneClientsWorkWithNewTargets()
+    {
+        MountOptions old = m_options;
+        old.maxProtocolVersion = 3;
+        auto refused = Mount::mount(old);
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.status().code(), Errc::invalid_argument);
+        QVERIFY2(refused.status().message().find("protocol version 3") != std::string::npos,
+                 refused.status().toString().c_str());
+        m_options.maxProtocolVersion = 1;
+        params::Registry registry;
+        auto a = mount(&registry);
+        QVERIFY(a);
+        QCOMPARE(value(registry, "osc.ost1.protocol_version"), std::string("1"));
+        writesInPartOfAPageKeepAnotherClientsBytes();
+        threeClientsWriteOneFileWhileEachReads();
+    }
+
     void unalignedStripedWritesReadBack()
     {
         auto client = mount();

@@ -33,6 +33,10 @@ struct MountOptions {
     // passes the registry it serves.
     params::Registry *registry = nullptr;
     std::chrono::milliseconds rpcTimeout{30000};
+    // The newest wire protocol version offered to the targets; 0: the newest this build speaks.
+    // 1 acts as an older client (mixed-version tests; osc.<target>.protocol_version shows what
+    // was agreed).
+    std::uint16_t maxProtocolVersion = 0;
 };
 
 enum class FileKind : std::uint8_t { file, directory };
