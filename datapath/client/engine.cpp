@@ -500,8 +500,8 @@ void Engine::waitForTrailingReader(FileData &file, std::uint64_t offset, std::ui
 {
     ObjectState &first = *file.objects[0];
     const std::int64_t waitMs = trailingReaderWaitMs.load(std::memory_order_relaxed);
-    if (waitMs == 0 || length >= kTrailingWaitMaxRead ||
-        first.opens.load(std::memory_order_relaxed) < 2 ||
+    const std::uint64_t opens = first.opens.load(std::memory_order_relaxed);
+    if (waitMs == 0 || length >= kTrailingWaitMaxRead || opens < 2 ||
         file.trailingWaitsInVain.load(std::memory_order_relaxed) >=
             FileData::kTrailingWaitsInVain) {
         return;
@@ -510,8 +510,8 @@ void Engine::waitForTrailingReader(FileData &file, std::uint64_t offset, std::ui
     // (readahead's share for a file's ranks) and the turnover of pages already read. Plus a
     // transfer per open: ranks reading in turns are that far apart when in step (8 x 1 MiB + 1
     // with a 16 MiB cache waited on every read without it, 0.67-0.70 of unpressured, was 1.0).
-    const std::uint64_t reach = cache.limitPages() / kTrailingReachShare * kPageSize +
-                                std::uint64_t{first.opens.load(std::memory_order_relaxed)} * length;
+    const std::uint64_t reach =
+        cache.limitPages() / kTrailingReachShare * kPageSize + opens * length;
     const auto withinReach = [&] {
         const std::uint64_t slowest = first.readers.slowest(file.prevPos);
         return slowest == cache::kNoPosition || offset <= slowest + reach;

@@ -91,6 +91,28 @@ std::byte readByte(File &file, std::uint64_t offset, std::size_t *got = nullptr)
     return one;
 }
 
+// Two readers of one 4 MiB file (past max_read_ahead_whole_mb: not read whole) written by
+// another client, on a client with `cacheMb` of cache and trailing_reader_wait_ms at
+// `waitMs`; the trailing one has read page 0.
+struct TwoReaders {
+    std::vector<std::byte> bytes;
+    params::Registry registry;
+    std::unique_ptr<Mount> client;
+    std::unique_ptr<File> trailing;
+    std::unique_ptr<File> leading;
+
+    std::string waits() { return value(registry, "llite.lutra.trailing_reader_waits"); }
+    std::string timeouts() { return value(registry, "llite.lutra.trailing_reader_wait_timeouts"); }
+    // The leading reader's page at `offset` read back exactly.
+    bool leaderReadsPage(std::uint64_t offset)
+    {
+        std::vector<std::byte> page(core::kPageSize);
+        auto got = leading->pread(page, offset);
+        return got.ok() && *got == page.size() &&
+               std::equal(page.begin(), page.end(), bytes.begin() + offset);
+    }
+};
+
 } // namespace
 
 class TestClientIo : public QObject {
@@ -99,6 +121,25 @@ class TestClientIo : public QObject {
     std::optional<TempDir> m_dir;
     std::vector<std::unique_ptr<TargetProcess>> m_targets;
     MountOptions m_options;
+
+    // Two lutra-target processes under `dir` (with `extraArgs`), which m_options mounts;
+    // "" when they run, else why not.
+    std::string startTargets(const std::string &dir, std::vector<std::string> extraArgs)
+    {
+        TargetProcess::Options spawn;
+        spawn.binary = LUTRA_TARGET_BIN;
+        spawn.extraArgs = std::move(extraArgs);
+        auto targets = tools::spawnTargets(dir, 2, spawn);
+        if (!targets) {
+            return targets.status().toString();
+        }
+        m_targets = std::move(targets).value();
+        m_options.targets.clear();
+        for (const auto &target : m_targets) {
+            m_options.targets.push_back(target->uri());
+        }
+        return {};
+    }
 
     std::unique_ptr<Mount> mount(params::Registry *registry = nullptr)
     {
@@ -142,6 +183,40 @@ class TestClientIo : public QObject {
                    : "first wrong byte at " + std::to_string(differs.first - expected.begin());
     }
 
+    // "" when set up, else what failed.
+    std::string twoReaders(TwoReaders &readers, const std::string &path, unsigned seed,
+                           const std::string &cacheMb, const std::string &waitMs)
+    {
+        readers.bytes = pattern(4 << 20, seed);
+        {
+            auto writer = mount();
+            auto file = writer ? writer->open(path, kOpenWrite | kOpenCreate)
+                               : Result<std::unique_ptr<File>>(Status(Errc::internal, "mount"));
+            if (!file || !(*file)->pwrite(readers.bytes, 0).ok() || !(*file)->close().ok()) {
+                return "writing " + path;
+            }
+        }
+        readers.client = mount(&readers.registry);
+        if (!readers.client) {
+            return "mount";
+        }
+        const params::Assignment settings[]{{"llite.*.max_cached_mb", cacheMb},
+                                            {"llite.*.trailing_reader_wait_ms", waitMs}};
+        if (auto set = readers.registry.set(settings, "test"); !set.status.ok()) {
+            return set.status.toString();
+        }
+        auto trailing = readers.client->open(path, kOpenRead);
+        auto leading = readers.client->open(path, kOpenRead);
+        if (!trailing || !leading) {
+            return "open " + path;
+        }
+        readers.trailing = std::move(trailing).value();
+        readers.leading = std::move(leading).value();
+        std::vector<std::byte> page(core::kPageSize);
+        auto got = readers.trailing->pread(page, 0);
+        return got.ok() && *got == page.size() ? "" : "the trailing reader's first read";
+    }
+
 private slots:
     void init()
     {
@@ -150,14 +225,8 @@ private slots:
         m_dir.emplace(std::move(dir).value());
         m_options = {};
         m_options.stripeSize = 64 * 1024;
-        TargetProcess::Options spawn;
-        spawn.binary = LUTRA_TARGET_BIN;
-        auto targets = tools::spawnTargets(m_dir->path(), 2, spawn);
-        QVERIFY2(targets.ok(), targets.status().toString().c_str());
-        m_targets = std::move(targets).value();
-        for (const auto &target : m_targets) {
-            m_options.targets.push_back(target->uri());
-        }
+        const std::string started = startTargets(m_dir->path(), {});
+        QVERIFY2(started.empty(), started.c_str());
     }
 
     void cleanup()
@@ -172,16 +241,9 @@ private slots:
     void writesInPartOfAPageKeepAnotherClientsBytesOnVersionOneTargets()
     {
         m_targets.clear();
-        m_options.targets.clear();
-        TargetProcess::Options spawn;
-        spawn.binary = LUTRA_TARGET_BIN;
-        spawn.extraArgs = {"--max-protocol-version", "1"};
-        auto targets = tools::spawnTargets(m_dir->path() + "/v1", 2, spawn);
-        QVERIFY2(targets.ok(), targets.status().toString().c_str());
-        m_targets = std::move(targets).value();
-        for (const auto &target : m_targets) {
-            m_options.targets.push_back(target->uri());
-        }
+        const std::string started =
+            startTargets(m_dir->path() + "/v1", {"--max-protocol-version", "1"});
+        QVERIFY2(started.empty(), started.c_str());
         params::Registry registry;
         auto a = mount(&registry);
         QVERIFY(a);
@@ -1232,52 +1294,27 @@ private slots:
         QVERIFY2(differs.empty(), differs.c_str());
     }
 
-    // Writes `bytes` to a new file `path` through a client of its own (the reading client's
-    // cache starts cold).
-    bool writtenByAnotherClient(const std::string &path, const std::vector<std::byte> &bytes)
-    {
-        auto writer = mount();
-        if (!writer) {
-            return false;
-        }
-        auto file = writer->open(path, kOpenWrite | kOpenCreate);
-        return file.ok() && (*file)->pwrite(bytes, 0).ok() && (*file)->close().ok();
-    }
-
     // Ranks of one file on one client that the scheduler runs apart by more than the cache
     // holds evict the pages between them before the trailing ones read them, which then fetch
     // them again. A read a third of the cache ahead of the file's slowest reader waits for it.
     void aReaderFarAheadWaitsForTheFilesTrailingReader()
     {
-        const auto bytes = pattern(4 << 20, 40); // past max_read_ahead_whole_mb: not read whole
-        QVERIFY(writtenByAnotherClient("trailing", bytes));
-        params::Registry registry;
-        auto client = mount(&registry);
-        QVERIFY(client);
-        // A 1 MiB cache: a reader more than 85 pages ahead of the slowest waits.
-        const params::Assignment settings[]{{"llite.*.max_cached_mb", "1"},
-                                            {"llite.*.trailing_reader_wait_ms", "60000"}};
-        QVERIFY(registry.set(settings, "test").status.ok());
-        auto trailing = client->open("trailing", kOpenRead);
-        auto leading = client->open("trailing", kOpenRead);
-        QVERIFY(trailing.ok() && leading.ok());
-        std::vector<std::byte> page(core::kPageSize);
-        QCOMPARE(*(*trailing)->pread(page, 0), page.size());
-
+        // A 1 MiB cache: a reader more than 85 pages (and a page per open) ahead waits.
+        TwoReaders readers;
+        const std::string failed = twoReaders(readers, "trailing", 40, "1", "60000");
+        QVERIFY2(failed.empty(), failed.c_str());
         const std::uint64_t far = 3 << 20;
-        std::vector<std::byte> ahead(core::kPageSize);
-        auto leader = std::async(std::launch::async, [&] { return (*leading)->pread(ahead, far); });
-        QTRY_COMPARE_WITH_TIMEOUT(value(registry, "llite.lutra.trailing_reader_waits"),
-                                  std::string("1"), 20000);
+        auto leader = std::async(std::launch::async, [&] { return readers.leaderReadsPage(far); });
+        QTRY_COMPARE_WITH_TIMEOUT(readers.waits(), std::string("1"), 20000);
         // It waits for the trailing reader, which has not moved.
         QCOMPARE(leader.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
         // The trailing reader comes within reach: the leader goes on.
-        QCOMPARE(*(*trailing)->pread(page, far - 200 * 1024), page.size());
+        std::vector<std::byte> page(core::kPageSize);
+        QCOMPARE(*readers.trailing->pread(page, far - 200 * 1024), page.size());
         QCOMPARE(leader.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-        QCOMPARE(*leader.get(), ahead.size());
-        QVERIFY(std::equal(ahead.begin(), ahead.end(), bytes.begin() + far));
-        QCOMPARE(value(registry, "llite.lutra.trailing_reader_waits"), std::string("1"));
-        QCOMPARE(value(registry, "llite.lutra.trailing_reader_wait_timeouts"), std::string("0"));
+        QVERIFY(leader.get());
+        QCOMPARE(readers.waits(), std::string("1"));
+        QCOMPARE(readers.timeouts(), std::string("0"));
     }
 
     // A trailing reader that does not come (idle, or another stream of the file at its own pace)
@@ -1285,70 +1322,46 @@ private slots:
     // open waits for nobody again.
     void aTrailingReaderThatDoesNotComeIsWaitedForFourTimes()
     {
-        const auto bytes = pattern(4 << 20, 41);
-        QVERIFY(writtenByAnotherClient("idle-trailing", bytes));
-        params::Registry registry;
-        auto client = mount(&registry);
-        QVERIFY(client);
-        const params::Assignment settings[]{{"llite.*.max_cached_mb", "1"},
-                                            {"llite.*.trailing_reader_wait_ms", "50"}};
-        QVERIFY(registry.set(settings, "test").status.ok());
-        auto idle = client->open("idle-trailing", kOpenRead);
-        auto leading = client->open("idle-trailing", kOpenRead);
-        QVERIFY(idle.ok() && leading.ok());
-        std::vector<std::byte> page(core::kPageSize);
-        QCOMPARE(*(*idle)->pread(page, 0), page.size());
+        TwoReaders readers;
+        const std::string failed = twoReaders(readers, "idle-trailing", 41, "1", "50");
+        QVERIFY2(failed.empty(), failed.c_str());
         // Uneven steps, no stride: nothing is read ahead, so each read misses.
         std::uint64_t k = 0;
         for (const std::uint64_t pageIndex : {576u, 666u, 717u, 845u, 896u}) {
             ++k;
-            const std::uint64_t offset = pageIndex * core::kPageSize;
-            QCOMPARE(*(*leading)->pread(page, offset), page.size());
-            QVERIFY(std::equal(page.begin(), page.end(), bytes.begin() + offset));
+            QVERIFY(readers.leaderReadsPage(pageIndex * core::kPageSize));
             const std::string waited = std::to_string(std::min<std::uint64_t>(k, 4));
-            QCOMPARE(value(registry, "llite.lutra.trailing_reader_waits"), waited);
-            QCOMPARE(value(registry, "llite.lutra.trailing_reader_wait_timeouts"), waited);
+            QCOMPARE(readers.waits(), waited);
+            QCOMPARE(readers.timeouts(), waited);
         }
         // Switched off, a new open waits for nobody.
         const params::Assignment off{"llite.*.trailing_reader_wait_ms", "0"};
-        QVERIFY(registry.set(std::span(&off, 1), "test").status.ok());
-        auto another = client->open("idle-trailing", kOpenRead);
+        QVERIFY(readers.registry.set(std::span(&off, 1), "test").status.ok());
+        auto another = readers.client->open("idle-trailing", kOpenRead);
         QVERIFY(another.ok());
-        QCOMPARE(*(*another)->pread(page, 2u << 20), page.size());
-        QCOMPARE(value(registry, "llite.lutra.trailing_reader_waits"), std::string("4"));
+        readers.leading = std::move(another).value();
+        QVERIFY(readers.leaderReadsPage(2u << 20));
+        QCOMPARE(readers.waits(), std::string("4"));
     }
 
     // With room in the cache for what lies between them, readers of a file do not wait.
     void readersOfAFileWithRoomInTheCacheDoNotWait()
     {
-        const auto bytes = pattern(4 << 20, 42);
-        QVERIFY(writtenByAnotherClient("roomy", bytes));
-        params::Registry registry;
-        auto client = mount(&registry);
-        QVERIFY(client);
         // 64 MiB: the 3 MiB between the readers is far less than a third.
-        const params::Assignment settings[]{{"llite.*.max_cached_mb", "64"},
-                                            {"llite.*.trailing_reader_wait_ms", "60000"}};
-        QVERIFY(registry.set(settings, "test").status.ok());
-        auto trailing = client->open("roomy", kOpenRead);
-        auto leading = client->open("roomy", kOpenRead);
-        QVERIFY(trailing.ok() && leading.ok());
-        std::vector<std::byte> page(core::kPageSize);
-        QCOMPARE(*(*trailing)->pread(page, 0), page.size());
-        QCOMPARE(*(*leading)->pread(page, 3 << 20), page.size());
-        QVERIFY(std::equal(page.begin(), page.end(), bytes.begin() + (3 << 20)));
-        QCOMPARE(value(registry, "llite.lutra.trailing_reader_waits"), std::string("0"));
+        TwoReaders readers;
+        const std::string failed = twoReaders(readers, "roomy", 42, "64", "60000");
+        QVERIFY2(failed.empty(), failed.c_str());
+        QVERIFY(readers.leaderReadsPage(3 << 20));
+        QCOMPARE(readers.waits(), std::string("0"));
 
         // Nor do reads of 16 pages or more, with a cache that does not hold the distance: their
         // chunks share few pages with other ranks' (the trailing reader loses little).
         const params::Assignment small{"llite.*.max_cached_mb", "1"};
-        QVERIFY(registry.set(std::span(&small, 1), "test").status.ok());
-        auto large = client->open("roomy", kOpenRead);
-        QVERIFY(large.ok());
+        QVERIFY(readers.registry.set(std::span(&small, 1), "test").status.ok());
         std::vector<std::byte> chunk(16 * core::kPageSize);
-        QCOMPARE(*(*large)->pread(chunk, 2 << 20), chunk.size());
-        QVERIFY(std::equal(chunk.begin(), chunk.end(), bytes.begin() + (2 << 20)));
-        QCOMPARE(value(registry, "llite.lutra.trailing_reader_waits"), std::string("0"));
+        QCOMPARE(*readers.leading->pread(chunk, 2 << 20), chunk.size());
+        QVERIFY(std::equal(chunk.begin(), chunk.end(), readers.bytes.begin() + (2 << 20)));
+        QCOMPARE(readers.waits(), std::string("0"));
     }
 
     void fastReadSeesAnotherClientsAppend()
