@@ -612,6 +612,71 @@ private slots:
         }
     }
 
+    void gapsOfOtherRanksSmallChunksAreReadWhenTheRoomTakesTheWindow()
+    {
+        // 8 ranks x 12287 B, rank 1's view: 3-page chunks, 21-page gaps. The gaps are the other
+        // ranks' chunks (the file's 8 opens read in a stride of 8 transfers), so with room for
+        // the whole window it is one span; with room for part of it, whole chunks only (under
+        // pressure each rank fetches its own); and a reader without other opens never reads them.
+        constexpr std::uint64_t kChunk = 12287;
+        constexpr std::uint64_t kRanks = 8;
+        // The plan of the fourth window, each asked for at the marker with `room` pages of room.
+        const auto planAtTheMarker = [&](std::uint32_t opens, std::uint64_t room) {
+            ReadaheadMount mount(config(64, 64, 0));
+            FileReadahead ra(mount);
+            ReadInfo read;
+            read.length = kChunk;
+            read.fileSize = kGiB;
+            read.fileOpens = opens;
+            read.otherReaders = opens > 1;
+            std::uint64_t k = 0;
+            for (; k < 3; ++k) { // trusted by the 3rd read even without the opens
+                read.offset = (k * kRanks + 1) * kChunk;
+                (void)ra.onRead(read);
+            }
+            ReadaheadPlan plan;
+            for (int window = 0; window < 4 && ra.marker() != FileReadahead::kNoMarker; ++window) {
+                while (((k * kRanks + 1) * kChunk + kChunk - 1) / kPageSize < ra.marker()) {
+                    ++k;
+                }
+                read.offset = (k * kRanks + 1) * kChunk;
+                read.cacheRoom = room;
+                read.unreadPages = 0;
+                plan = ra.onRead(read);
+                ++k;
+            }
+            return drain(plan);
+        };
+        const auto pagesOf = [](const std::vector<PageRange> &ranges) {
+            std::uint64_t pages = 0;
+            for (const auto &range : ranges) {
+                pages += range.count;
+            }
+            return pages;
+        };
+
+        const auto roomy = planAtTheMarker(kRanks, 1 << 20);
+        QVERIFY(!roomy.empty());
+        for (std::size_t i = 1; i < roomy.size(); ++i) { // one span, cut at RPC boundaries only
+            QCOMPARE(roomy[i].first, roomy[i - 1].end());
+            QCOMPARE(roomy[i].first % ReadInfo{}.maxPagesPerRpc, 0u);
+        }
+        QVERIFY2(pagesOf(roomy) >= 4 * 24, std::to_string(pagesOf(roomy)).c_str()); // 4 strides
+
+        // A third of 200 pages of room: the window with its gaps would not fit.
+        const auto pressured = planAtTheMarker(kRanks, 200);
+        QVERIFY(pressured.size() > 1);
+        for (const auto &range : pressured) {
+            QVERIFY(range.count <= 4); // one chunk's pages at most
+        }
+
+        const auto alone = planAtTheMarker(1, 1 << 20);
+        QVERIFY(alone.size() > 1);
+        for (const auto &range : alone) {
+            QVERIFY(range.count <= 4);
+        }
+    }
+
     void stridedRanksOfOneFileShareAThirdOfTheRoom()
     {
         // 3 ranks x 4097 B, rank 0's view. Ranks of one file on the mount (otherReaders) may
