@@ -33,14 +33,14 @@ constexpr std::uint64_t kFileRanksShare = 3;
 // 4097 B, a 3 MB cache, 0.65-0.84 of unpressured, 0.73-1.07 with 7/8 in the same alternating
 // pairs (six, load 4-12), discards <= 0.09 % (test_readahead_pipeline models it).
 constexpr std::uint64_t kOnlyReaderShareNumerator = 7;
+constexpr std::uint64_t kOnlyReaderShareDivisor = 8;
 // A lone stream's share (half, or seven eighths) keeps two of its reads outside it: a read's pages
 // come into the cache beside the readahead (its misses; the pages it copies while the next window
 // lands). 1 rank x 3 MiB + 5 B with an 18 MB cache: 769-page reads against the eighth left by
 // the only reader's share (576 pages) discarded 26 % of the readahead and read at 0.72-0.75 of
-// unpressured; with one read left out still 26 %, with two none (1.02). The smaller shares leave
-// more than two reads of any size that fits the cache thrice.
+// unpressured; with one read left out still 26 %, with two none (1.02-1.05). The smaller shares
+// leave more than two reads of any size that fits the cache thrice.
 constexpr std::uint64_t kReadsOutsideTheShare = 2;
-constexpr std::uint64_t kOnlyReaderShareDivisor = 8;
 // Under pressure, a stride window reaches at most this share of the cache past the read: the
 // gaps between one reader's chunks are other ranks' chunks, all cached as they are read, so a
 // page read ahead at the window's far end is reached only after the whole span came in (with
