@@ -449,6 +449,7 @@ private slots:
         // takes 7/8 of room + unread (with half, 1 rank x 4097 B under pressure read at 0.64-0.79
         // of unpressured); with other readers of the file (ranks sharing it) half, as before (a
         // quarter gave nothing here, and 1 rank x 4097 B under pressure windows of 88 pages).
+        // Either share leaves two of the stream's reads outside it.
         for (const bool others : {false, true}) {
             ReadaheadMount mount(config(64, 64, 0));
             FileReadahead f(mount);
