@@ -629,7 +629,7 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
     const bool ranksReadTheGaps = !smallGaps && read.fileOpens > 1 &&
                                   m_strideBytes <= std::uint64_t{read.fileOpens} * m_strideLength &&
                                   pageCeil(m_strideLength) <= kRanksFilledChunkPages;
-    bool fillGaps = smallGaps;
+    bool fillGaps = smallGaps || ranksReadTheGaps;
     const auto fit = [&](std::uint64_t limit, bool atLeastOne) {
         Fit result;
         PageIndex emittedEnd = 0;
@@ -658,14 +658,9 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
 
     m_marker = kNoMarker;
     Fit wanted = want == 0 ? Fit{} : fit(want, true);
-    if (ranksReadTheGaps && wanted.chunks != 0) {
-        fillGaps = true;
-        const Fit filled = fit(want, true);
-        if (filled.pages <= lim.pressure) {
-            wanted = filled;
-        } else {
-            fillGaps = false;
-        }
+    if (ranksReadTheGaps && wanted.pages > lim.pressure) {
+        fillGaps = false; // the room would cut it: whole chunks, each rank its own
+        wanted = fit(want, true);
     }
     if (wanted.chunks == 0) {
         m_mount->stats().add(ra_zero_size_window);

@@ -49,14 +49,19 @@ std::vector<PageRange> drain(ReadaheadPlan plan)
     return ranges;
 }
 
-// The plan's pages as one span (sequential plans are one contiguous span).
-Window asWindow(const std::vector<PageRange> &ranges, bool async)
+std::uint64_t pagesOf(const std::vector<PageRange> &ranges)
 {
     std::uint64_t pages = 0;
     for (const auto &range : ranges) {
         pages += range.count;
     }
-    return {ranges.front().first, pages, async};
+    return pages;
+}
+
+// The plan's pages as one span (sequential plans are one contiguous span).
+Window asWindow(const std::vector<PageRange> &ranges, bool async)
+{
+    return {ranges.front().first, pagesOf(ranges), async};
 }
 
 ReadaheadMount::Config config(std::uint64_t maxMb, std::uint64_t perFileMb, std::uint64_t wholeMb)
@@ -664,14 +669,6 @@ private slots:
             }
             return drain(plan);
         };
-        const auto pagesOf = [](const std::vector<PageRange> &ranges) {
-            std::uint64_t pages = 0;
-            for (const auto &range : ranges) {
-                pages += range.count;
-            }
-            return pages;
-        };
-
         const auto roomy = planAtTheMarker(kRanks, 1 << 20);
         QVERIFY(!roomy.empty());
         for (std::size_t i = 1; i < roomy.size(); ++i) { // one span, cut at RPC boundaries only
