@@ -153,6 +153,13 @@ public:
     };
 
     static constexpr std::uint32_t kMaxConnections = 8;
+    // osc.<t>.conns_per_target's default: one connection per transport I/O thread of this
+    // client. A second connection on the same I/O thread adds a socket's wake-ups for the same
+    // bytes and no receive core (client README, "How many connections").
+    static constexpr std::uint32_t defaultConnections(std::uint32_t ioThreads) noexcept
+    {
+        return ioThreads < 1 ? 1 : ioThreads > kMaxConnections ? kMaxConnections : ioThreads;
+    }
 
     // What both sides agreed on.
     struct Negotiated {

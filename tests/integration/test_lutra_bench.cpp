@@ -14,6 +14,7 @@
 #include <grpcpp/grpcpp.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -92,16 +93,23 @@ private slots:
         verifyPositive(report["results"].toObject(),
                        {"small_rpc_per_s", "raw_echo_per_s", "bulk_read_MBps", "raw_tcp_MBps",
                         "raw_tcp_memory_MBps", "bulk_read_async_MBps"});
+        // The default is one connection per transport I/O thread; the other count is measured
+        // beside it (one, or two when the default is one).
+        cpu_set_t allowed;
+        QCOMPARE(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+        const int conns = report["params"].toObject()["conns"].toInt();
+        QCOMPARE(conns, std::clamp(CPU_COUNT(&allowed) / 2, 1, 2)); // I/O threads: CPUs / 2
+        const char *other = conns == 1 ? "two_conns_vs_raw_tcp" : "one_conn_vs_raw_tcp";
+        const char *connsVsOther = conns == 1 ? "conns_vs_two" : "conns_vs_one";
         verifyPositive(report["ratios"].toObject(),
                        {"vs_raw_tcp", "vs_raw_tcp_memory", "small_rpc_vs_raw_echo",
-                        "async_vs_threads", "async_vs_raw_tcp", "one_conn_vs_raw_tcp"});
+                        "async_vs_threads", "async_vs_raw_tcp", other, connsVsOther});
         // Every round measures each side, the asynchronous reads too (their ratios are medians).
         const QJsonArray rounds = report["results"].toObject()["rounds"].toArray();
         QCOMPARE(rounds.size(), 3);
         for (const auto &round : rounds) {
-            verifyPositive(round.toObject(),
-                           {"bulk_read_MBps", "bulk_read_async_MBps", "raw_tcp_MBps",
-                            "async_vs_raw_tcp", "one_conn_vs_raw_tcp"});
+            verifyPositive(round.toObject(), {"bulk_read_MBps", "bulk_read_async_MBps",
+                                              "raw_tcp_MBps", "async_vs_raw_tcp", other});
         }
     }
 
@@ -290,6 +298,11 @@ private slots:
         verifyPositive(report["results"].toObject(),
                        {"write_MBps", "read_MBps", "raw_tcp_MBps", "raw_tcp_memory_MBps",
                         "raw_tcp_caching_MBps"});
+        // The other connection count is read beside the default (two beside one, one beside two).
+        const bool oneConn = report["params"].toObject()["conns"].toInt() == 1;
+        verifyPositive(report["ratios"].toObject(), {oneConn ? "conns_vs_two" : "conns_vs_one"});
+        verifyPositive(report["results"].toObject(),
+                       {oneConn ? "read_two_conns_MBps" : "read_one_conn_MBps"});
     }
 
     // --set reaches the mounted client: with readahead off the read is all misses.

@@ -457,8 +457,8 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         {"rounds", ior.rounds},
         {"layout", "file per thread, sequential; write + fsync, then cold reads"},
         {"cold_read", "Mount::flushJob(\"\") before each read"},
-        {"rounds_are", "a cold read with osc.*.conns_per_target=conns, one with 1 (when conns > "
-                       "1), the raw TCP stream of the same objects and the one from memory, "
+        {"rounds_are", "a cold read with osc.*.conns_per_target=conns, one with 1 (2 when conns "
+                       "is 1), the raw TCP stream of the same objects and the one from memory, "
                        "alternating their order; MBps and ratios are medians, read_ahead_stats "
                        "the sums of the conns reads"},
         {"raw_tcp", "per thread a connection to every target, each sending its object of the "
@@ -511,12 +511,15 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         if (!written) {
             return written.status().withContext("write phase");
         }
-        enum Side { connsSide, oneSide, rawSide, rawMemorySide, rawCachingSide };
+        enum Side { connsSide, otherSide, rawSide, rawMemorySide, rawCachingSide };
         std::vector<Side> sides{connsSide};
-        const bool withOne = compare && ior.conns > 1;
+        // The other connection count beside conns: one, or two when conns is one.
+        const unsigned otherConns = ior.conns > 1 ? 1 : 2;
+        const std::string otherName = otherConns == 1 ? "one_conn" : "two_conns";
+        const std::string connsVsOther = otherConns == 1 ? "conns_vs_one" : "conns_vs_two";
         const bool withRaw = compare && !c.rawUris().empty();
-        if (withOne) {
-            sides.push_back(oneSide);
+        if (compare) {
+            sides.push_back(otherSide);
         }
         if (withRaw) {
             sides.push_back(rawSide);
@@ -524,8 +527,8 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
             sides.push_back(rawCachingSide);
         }
         PhaseStats stats;
-        std::vector<double> readMBps, oneMBps, rawMBps, rawMemoryMBps, rawCachingMBps, vsRaw,
-            vsRawMemory, vsRawCaching, vsOne;
+        std::vector<double> readMBps, otherMBps, rawMBps, rawMemoryMBps, rawCachingMBps, vsRaw,
+            vsRawMemory, vsRawCaching, vsOther;
         nlohmann::json rounds = nlohmann::json::array();
         for (unsigned round = 0; round < ior.rounds; ++round) {
             double mbps[5] = {0, 0, 0, 0, 0};
@@ -548,7 +551,8 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
                     continue;
                 }
                 if (compare) {
-                    if (auto status = setConns(side == connsSide ? ior.conns : 1); !status) {
+                    if (auto status = setConns(side == connsSide ? ior.conns : otherConns);
+                        !status) {
                         return status;
                     }
                 }
@@ -563,11 +567,11 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
             }
             nlohmann::json entry{{"read_MBps", rounded(mbps[connsSide])}};
             readMBps.push_back(mbps[connsSide]);
-            if (withOne) {
-                oneMBps.push_back(mbps[oneSide]);
-                vsOne.push_back(mbps[connsSide] / mbps[oneSide]);
-                entry["read_one_conn_MBps"] = rounded(mbps[oneSide]);
-                entry["conns_vs_one"] = rounded(vsOne.back());
+            if (compare) {
+                otherMBps.push_back(mbps[otherSide]);
+                vsOther.push_back(mbps[connsSide] / mbps[otherSide]);
+                entry["read_" + otherName + "_MBps"] = rounded(mbps[otherSide]);
+                entry[connsVsOther] = rounded(vsOther.back());
             }
             if (withRaw) {
                 rawMBps.push_back(mbps[rawSide]);
@@ -595,9 +599,9 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         report.results["read_ahead_stats"] = stats.json();
         report.results["rounds"] = rounds;
         report.ratios["ra_hit_ratio"] = rounded(stats.hitRatio());
-        if (withOne) {
-            report.results["read_one_conn_MBps"] = rounded(median(oneMBps));
-            report.ratios["conns_vs_one"] = rounded(median(vsOne));
+        if (compare) {
+            report.results["read_" + otherName + "_MBps"] = rounded(median(otherMBps));
+            report.ratios[connsVsOther] = rounded(median(vsOther));
         }
         if (!withRaw) {
             report.notes = {compare ? "no raw baseline endpoint (--raw-baseline): vs_raw_tcp not "

@@ -1,20 +1,26 @@
 #pragma once
 
 #include "bench_common.h"
+#include "client/rpc_session.h"
 #include "core/params/catalog.h"
+#include "transport/loader.h"
 
 namespace lutra::tools {
 
-// osc.<t>.conns_per_target's default: the connections a client opens to each target.
-inline constexpr unsigned kDefaultConnsPerTarget =
-    static_cast<unsigned>(params::catalog::defaultOf(params::catalog::kOsc, "conns_per_target"));
+// osc.<t>.conns_per_target's default for a client in this process: one connection per
+// transport I/O thread (what a mount opens).
+inline unsigned defaultConnsPerTarget()
+{
+    return client::RpcSession::defaultConnections(transport::automaticIoThreads());
+}
 
 struct RpcBenchOptions {
     unsigned threads = 4;
     unsigned objectMb = 64; // object read by the bulk measurement
-    // Bulk reads over this many connections (and over one, for conns_vs_one) and raw TCP, in
+    // Bulk reads over this many connections (and over one, or two when this is one: conns_vs_one
+    // or conns_vs_two) and raw TCP, in
     // rounds alternating their order: one sample on a shared machine means little.
-    unsigned conns = kDefaultConnsPerTarget;
+    unsigned conns = defaultConnsPerTarget();
     unsigned rounds = 3;
     std::string transport = "tcp";     // plugin of the spawned target
     std::string address = "127.0.0.1"; // where the spawned target listens (verbs: an RDMA address)
@@ -71,7 +77,7 @@ struct IorEasyBenchOptions {
     unsigned transferKb = 1024;
     // osc.*.conns_per_target of the cold reads (also read with one, for conns_vs_one), and the
     // rounds of cold reads and raw TCP streams, alternating their order.
-    unsigned conns = kDefaultConnsPerTarget;
+    unsigned conns = defaultConnsPerTarget();
     unsigned rounds = 3;
     bool checksums = true; // osc.*.checksums (the raw baseline has none)
 };

@@ -65,7 +65,8 @@ int main(int argc, char **argv)
         ->check(CLI::Range(1, 65536));
     rpcMode
         ->add_option("--conns", rpc.conns,
-                     "connections of the bulk reads (osc.*.conns_per_target; also read over one)")
+                     "connections of the bulk reads (osc.*.conns_per_target, default one per "
+                     "transport I/O thread; also read over one, or two when this is one)")
         ->capture_default_str()
         ->check(CLI::Range(1u, kMaxConnsPerTarget));
     rpcMode
@@ -194,7 +195,8 @@ int main(int argc, char **argv)
         ->check(CLI::Range(1u, 1u << 16));
     iorEasyMode
         ->add_option("--conns", iorEasy.conns,
-                     "osc.*.conns_per_target of the cold reads (also read with one)")
+                     "osc.*.conns_per_target of the cold reads (default one per transport I/O "
+                     "thread; also read with one, or two when this is one)")
         ->capture_default_str()
         ->check(CLI::Range(1u, kMaxConnsPerTarget));
     iorEasyMode
