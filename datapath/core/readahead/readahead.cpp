@@ -611,6 +611,20 @@ ReadaheadPlan FileReadahead::planSequential(const ReadInfo &read, PageIndex star
     return plan;
 }
 
+std::uint64_t FileReadahead::heldChunk(const ReadInfo &read, PageIndex start,
+                                       PageIndex roomEnd) const noexcept
+{
+    // The room reaches roomEnd once the readers have read roomEnd - start more pages: with the
+    // reader at m_lastEnd, about when it reads page m_lastEnd + (roomEnd - start).
+    const std::uint64_t target = (m_lastEnd + (roomEnd - start)) * kPageSize;
+    const std::uint64_t after = target > read.offset ? target - read.offset : 0;
+    const std::uint64_t strides =
+        std::max<std::uint64_t>((after + m_strideBytes - 1) / m_strideBytes, 1);
+    const std::uint64_t lastAhead = m_nextChunk - m_strideBytes; // the window's last chunk
+    const std::uint64_t chunk = std::min(read.offset + strides * m_strideBytes, lastAhead);
+    return chunk > read.offset ? chunk : 0;
+}
+
 ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want, const Limits &lim,
                                         bool async) noexcept
 {
@@ -668,17 +682,45 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
     }
     Fit issue = wanted;
     const std::uint64_t granted = grant(wanted.pages, lim);
+    const PageIndex start = m_nextChunk >> kPageShift;
+    PageIndex spanEnd = 0; // one span cut at an RPC boundary: where it ends
     if (granted < wanted.pages) {
-        issue = fit(granted, false);
-        m_mount->release(granted - issue.pages);
-        if (issue.chunks == 0) {
-            return {};
+        const std::uint64_t boundary = read.rpcBoundaryPages;
+        const bool heldByRoom = fillGaps && lim.pressure < wanted.pages && boundary > 1;
+        const PageIndex cut = heldByRoom ? (start + granted) / boundary * boundary : 0;
+        if (heldByRoom && cut > start) {
+            // Held by the room: the span ends at an RPC boundary, where every rank's window
+            // cut by the same room ends too, instead of at a chunk a few pages past another
+            // rank's window (2 ranks x 12287 B: ~110 RPCs of 2 pages a round, each the tail
+            // between two ranks' cuts). The chunks wholly inside move the stride on; a chunk
+            // the boundary splits is planned again from its start (its first pages skipped).
+            spanEnd = cut;
+            issue = fit(cut - start, false); // whole chunks end at or before the cut
+            issue.pages = cut - start;
+            m_mount->release(granted - issue.pages);
+        } else {
+            // Enough read ahead of the reader: wait until the room reaches the boundary rather
+            // than send a piece of an RPC now (as a sequential window does), asking again at
+            // the first of its own chunks by which the room should have grown so.
+            const std::uint64_t waitAt = heldByRoom && start >= m_lastEnd + boundary / 2
+                                             ? heldChunk(read, start, cut + boundary - granted)
+                                             : 0;
+            if (waitAt != 0) {
+                m_mount->release(granted);
+                m_marker = waitAt >> kPageShift;
+                return {};
+            }
+            issue = fit(granted, false);
+            m_mount->release(granted - issue.pages);
+            if (issue.chunks == 0) {
+                return {};
+            }
         }
     }
     ReadaheadPlan plan;
     if (fillGaps) {
         // Chunks and the gaps between them: one span.
-        plan.m_spans[0] = {m_nextChunk >> kPageShift, issue.pages};
+        plan.m_spans[0] = {start, issue.pages};
         plan.m_spanCount = 1;
     } else {
         plan.m_chunkStart = m_nextChunk;
@@ -691,14 +733,18 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
     plan.m_pages = issue.pages;
     plan.m_async = async;
 
-    const std::uint64_t lastChunk = m_nextChunk + (issue.chunks - 1) * m_strideBytes;
-    if (m_raEnd == 0 || m_raStart > (m_nextChunk >> kPageShift)) {
-        m_raStart = m_nextChunk >> kPageShift;
+    if (m_raEnd == 0 || m_raStart > start) {
+        m_raStart = start;
     }
-    m_raEnd = std::min(pageCeil(lastChunk + m_strideLength), filePages);
-    const bool toEof = issue.chunks == wanted.chunks && wanted.eof;
+    if (spanEnd != 0) {
+        m_raEnd = spanEnd;
+    } else {
+        const std::uint64_t lastChunk = m_nextChunk + (issue.chunks - 1) * m_strideBytes;
+        m_raEnd = std::min(pageCeil(lastChunk + m_strideLength), filePages);
+    }
+    const bool toEof = spanEnd == 0 && issue.chunks == wanted.chunks && wanted.eof;
     if (!toEof) {
-        m_marker = m_nextChunk >> kPageShift;
+        m_marker = start;
     }
     m_nextChunk += issue.chunks * m_strideBytes;
     // With the gaps read, a window's first chunk comes without its gap: count whole strides, or

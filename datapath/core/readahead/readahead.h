@@ -262,6 +262,10 @@ private:
                                  const Limits &limits, bool async) noexcept;
     ReadaheadPlan planStride(const ReadInfo &read, std::uint64_t want, const Limits &limits,
                              bool async) noexcept;
+    // Byte offset of the reader's chunk (one it will read, read ahead already) at which the room
+    // should have reached `roomEnd` for a window from page `start`; 0: none lies before it.
+    std::uint64_t heldChunk(const ReadInfo &read, PageIndex start,
+                            PageIndex roomEnd) const noexcept;
     // Applies the pressure limit (but allows `floor` pages whatever it says) and the mount
     // budget to `want` pages (already EOF-clamped). Returns the pages reserved; counts
     // zero_size_window, failed_to_reach_end and hit_max_readahead_issue.

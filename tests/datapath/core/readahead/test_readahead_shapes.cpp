@@ -72,6 +72,10 @@ std::uint64_t segmentsFor(std::uint32_t ranks, std::uint64_t transfer)
     return std::clamp<std::uint64_t>(forSize, 100, 4000);
 }
 
+// Where the client's RPCs are cut anyway (ReadInfo::rpcBoundaryPages): a row of the bench's two
+// 1 MiB stripes. Windows the room cuts end there.
+constexpr std::uint64_t kRowPages = 2 * kMiB / kPageSize;
+
 // The client's defaults (max_read_ahead_mb 64, per file 64, whole 2), pressure-aware.
 ReadaheadMount::Config clientDefaults()
 {
@@ -86,7 +90,7 @@ ShapeResult play(const Shape &shape, bool pressured, std::uint64_t turn = 1)
     const std::uint64_t fileSize = shape.ranks * shape.segments * shape.transfer;
     const std::uint64_t filePages = (fileSize + kPageSize - 1) / kPageSize;
     ReadaheadMount mount(clientDefaults());
-    sim::Simulator sim(mount, pressured ? filePages / 4 : 0, 1024);
+    sim::Simulator sim(mount, pressured ? filePages / 4 : 0, 1024, 0, kRowPages);
     std::vector<std::size_t> readers;
     for (std::uint32_t r = 0; r < shape.ranks; ++r) {
         readers.push_back(sim.addReader(1, fileSize));
