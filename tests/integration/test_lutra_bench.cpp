@@ -113,6 +113,33 @@ private slots:
         }
     }
 
+    // --transport-io-threads sets the client's I/O threads, and the connections per target
+    // follow them unless --conns is given; out of range is refused before anything runs.
+    void transportIoThreadsSetTheClientsThreadsAndConnections()
+    {
+        int exitCode = 0;
+        auto report = runBench({"--json", "--duration", "0.1", "--transport-io-threads", "2", "rpc",
+                                "--object-mb", "4", "--rounds", "1"},
+                               &exitCode);
+        QCOMPARE(exitCode, 0);
+        QCOMPARE(report["params"].toObject()["client_io_threads"].toInt(), 2);
+        QCOMPARE(report["params"].toObject()["conns"].toInt(), 2);
+        verifyPositive(report["ratios"].toObject(), {"conns_vs_one"});
+
+        report = runBench({"--json", "--duration", "0.1", "--transport-io-threads", "2", "rpc",
+                           "--object-mb", "4", "--rounds", "1", "--conns", "3"},
+                          &exitCode);
+        QCOMPARE(exitCode, 0);
+        QCOMPARE(report["params"].toObject()["conns"].toInt(), 3);
+
+        QProcess refused;
+        refused.start(QStringLiteral(LUTRA_BENCH_BIN), {"--transport-io-threads", "65", "rpc"});
+        QVERIFY(refused.waitForFinished(30000));
+        QVERIFY(refused.exitCode() != 0);
+        QVERIFY2(refused.readAllStandardError().contains("--transport-io-threads"),
+                 "the error names the option");
+    }
+
     // --split-cpus: the spawned target on the first half of the CPUs, the bench on the rest,
     // as the kernel reports them for the target process (the CI machines have 2).
     void splitCpusPlacesTargetAndClientApart()

@@ -47,7 +47,8 @@ void Report::print(bool json) const
     }
 }
 
-Result<TransportHandle> openTransport(const std::string &uri, std::uint64_t maxBulkBytes)
+Result<TransportHandle> openTransport(const std::string &uri, std::uint64_t maxBulkBytes,
+                                      std::uint32_t ioThreads)
 {
     const auto scheme = uri.find("://");
     if (scheme == std::string::npos || scheme == 0) {
@@ -60,6 +61,7 @@ Result<TransportHandle> openTransport(const std::string &uri, std::uint64_t maxB
     transport::TransportOptions options;
     options.log = transport::processLogSink(category);
     options.proposed.maxBulkSize = maxBulkBytes;
+    options.ioThreads = ioThreads;
     auto created = handle.loader->create(handle.name, options);
     if (!created) {
         return created.status();

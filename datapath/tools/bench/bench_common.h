@@ -26,6 +26,9 @@ struct BenchOptions {
     // --set NAME=VALUE, applied to the mounted client's tunables in order before the workload (a
     // mode's own settings, such as ior-easy's conns_per_target, still apply over them).
     std::vector<std::string> settings;
+    // The client's transport I/O threads (MountOptions::transportIoThreads); 0: automatic, one
+    // per two CPUs this process may use. osc.*.conns_per_target's default follows it.
+    std::uint32_t transportIoThreads = 0;
 };
 
 // {"mode", "params", "results", "ratios"}; printed as JSON or as a table.
@@ -49,7 +52,8 @@ struct TransportHandle {
     std::unique_ptr<transport::Transport> transport;
     std::string name;
 };
-Result<TransportHandle> openTransport(const std::string &uri, std::uint64_t maxBulkBytes);
+Result<TransportHandle> openTransport(const std::string &uri, std::uint64_t maxBulkBytes,
+                                      std::uint32_t ioThreads = 0);
 
 struct Measurement {
     std::uint64_t operations = 0;

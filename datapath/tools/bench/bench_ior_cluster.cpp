@@ -51,6 +51,7 @@ BenchCluster::start(const BenchOptions &options, const LoopOptions &loop, const 
     mountOptions.stripeSize = stripeSize;
     mountOptions.clientId = "lutra-bench-" + std::to_string(::getpid());
     mountOptions.registry = &cluster->m_registry;
+    mountOptions.transportIoThreads = options.transportIoThreads;
     auto mounted = client::Mount::mount(mountOptions);
     if (!mounted) {
         return mounted.status();

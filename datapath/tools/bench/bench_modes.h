@@ -7,11 +7,12 @@
 
 namespace lutra::tools {
 
-// osc.<t>.conns_per_target's default for a client in this process: one connection per
-// transport I/O thread (what a mount opens).
-inline unsigned defaultConnsPerTarget()
+// osc.<t>.conns_per_target's default for a client in this process with `ioThreads` transport
+// I/O threads (0: automatic): one connection per I/O thread, what a mount opens.
+inline unsigned defaultConnsPerTarget(std::uint32_t ioThreads = 0)
 {
-    return client::RpcSession::defaultConnections(transport::automaticIoThreads());
+    return client::RpcSession::defaultConnections(ioThreads != 0 ? ioThreads
+                                                                 : transport::automaticIoThreads());
 }
 
 struct RpcBenchOptions {

@@ -162,7 +162,7 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
         rawUri = process->rawBaselineUri();
     }
 
-    auto transport = openTransport(uri, std::uint64_t{16} << 20);
+    auto transport = openTransport(uri, std::uint64_t{16} << 20, options.transportIoThreads);
     if (!transport) {
         return transport.status();
     }

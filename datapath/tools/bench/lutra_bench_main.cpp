@@ -40,6 +40,12 @@ int main(int argc, char **argv)
         ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
+    app.add_option("--transport-io-threads", options.transportIoThreads,
+                   "the client's transport I/O threads (0: one per two CPUs it may use, 1 to 2); "
+                   "osc.*.conns_per_target's default, one per I/O thread, follows")
+        ->capture_default_str()
+        ->check(CLI::Range(0u, 64u));
+
     bool splitCpus = false;
     app.add_flag("--split-cpus", splitCpus,
                  "spawned targets on the first half of the CPUs this process may use, the bench "
@@ -63,12 +69,13 @@ int main(int argc, char **argv)
     rpcMode->add_option("--object-mb", rpc.objectMb, "size of the object read in bulk")
         ->capture_default_str()
         ->check(CLI::Range(1, 65536));
-    rpcMode
-        ->add_option("--conns", rpc.conns,
-                     "connections of the bulk reads (osc.*.conns_per_target, default one per "
-                     "transport I/O thread; also read over one, or two when this is one)")
-        ->capture_default_str()
-        ->check(CLI::Range(1u, kMaxConnsPerTarget));
+    auto *rpcConns =
+        rpcMode
+            ->add_option("--conns", rpc.conns,
+                         "connections of the bulk reads (osc.*.conns_per_target, default one per "
+                         "transport I/O thread; also read over one, or two when this is one)")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, kMaxConnsPerTarget));
     rpcMode
         ->add_option("--rounds", rpc.rounds,
                      "bulk read rounds, lutra and raw TCP alternating (ratios: median)")
@@ -193,12 +200,13 @@ int main(int argc, char **argv)
     iorEasyMode->add_option("--transfer-kb", iorEasy.transferKb, "bytes per transfer / 1024")
         ->capture_default_str()
         ->check(CLI::Range(1u, 1u << 16));
-    iorEasyMode
-        ->add_option("--conns", iorEasy.conns,
-                     "osc.*.conns_per_target of the cold reads (default one per transport I/O "
-                     "thread; also read with one, or two when this is one)")
-        ->capture_default_str()
-        ->check(CLI::Range(1u, kMaxConnsPerTarget));
+    auto *iorEasyConns =
+        iorEasyMode
+            ->add_option("--conns", iorEasy.conns,
+                         "osc.*.conns_per_target of the cold reads (default one per transport I/O "
+                         "thread; also read with one, or two when this is one)")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, kMaxConnsPerTarget));
     iorEasyMode
         ->add_option("--checksums", iorEasy.checksums,
                      "osc.*.checksums of the reads (0: unchecked, as the raw baseline)")
@@ -259,6 +267,13 @@ int main(int argc, char **argv)
     auto *soakMode = addSoakMode(app, soak, soakKinds);
 
     CLI11_PARSE(app, argc, argv);
+    // Unless given, the modes' connections follow the client's I/O threads, as a mount's do.
+    if (rpcConns->count() == 0) {
+        rpc.conns = defaultConnsPerTarget(options.transportIoThreads);
+    }
+    if (iorEasyConns->count() == 0) {
+        iorEasy.conns = defaultConnsPerTarget(options.transportIoThreads);
+    }
     if (!options.rawBaseline.empty() && options.target.empty()) {
         std::fprintf(stderr, "lutra-bench: --raw-baseline needs --target\n");
         return 2;
@@ -340,6 +355,12 @@ int main(int argc, char **argv)
         report->params["cpus"] = {{"client", cpuList(split.client)},
                                   {"targets", options.target.empty() ? cpuList(split.targets)
                                                                      : "not spawned (--target)"}};
+    }
+    if (report && (clientMode || *rpcMode)) {
+        // Resolved after --split-cpus pinned this thread, as the mount resolved it.
+        report->params["client_io_threads"] = options.transportIoThreads != 0
+                                                  ? options.transportIoThreads
+                                                  : lutra::transport::automaticIoThreads();
     }
     return finishBench("lutra-bench", report, options.json);
 }
