@@ -69,13 +69,15 @@ int main(int argc, char **argv)
     rpcMode->add_option("--object-mb", rpc.objectMb, "size of the object read in bulk")
         ->capture_default_str()
         ->check(CLI::Range(1, 65536));
-    auto *rpcConns =
-        rpcMode
-            ->add_option("--conns", rpc.conns,
-                         "connections of the bulk reads (osc.*.conns_per_target, default one per "
-                         "transport I/O thread; also read over one, or two when this is one)")
-            ->capture_default_str()
+    // A mode's --conns: osc.*.conns_per_target of its reads (the default is set after parsing).
+    const auto addConns = [&](CLI::App *mode, unsigned &conns, const std::string &what) {
+        return mode
+            ->add_option("--conns", conns,
+                         what + " (osc.*.conns_per_target, default one per transport I/O thread; "
+                                "also read over one, or two when this is one)")
             ->check(CLI::Range(1u, kMaxConnsPerTarget));
+    };
+    auto *rpcConns = addConns(rpcMode, rpc.conns, "connections of the bulk reads");
     rpcMode
         ->add_option("--rounds", rpc.rounds,
                      "bulk read rounds, lutra and raw TCP alternating (ratios: median)")
@@ -200,13 +202,7 @@ int main(int argc, char **argv)
     iorEasyMode->add_option("--transfer-kb", iorEasy.transferKb, "bytes per transfer / 1024")
         ->capture_default_str()
         ->check(CLI::Range(1u, 1u << 16));
-    auto *iorEasyConns =
-        iorEasyMode
-            ->add_option("--conns", iorEasy.conns,
-                         "osc.*.conns_per_target of the cold reads (default one per transport I/O "
-                         "thread; also read with one, or two when this is one)")
-            ->capture_default_str()
-            ->check(CLI::Range(1u, kMaxConnsPerTarget));
+    auto *iorEasyConns = addConns(iorEasyMode, iorEasy.conns, "connections of the cold reads");
     iorEasyMode
         ->add_option("--checksums", iorEasy.checksums,
                      "osc.*.checksums of the reads (0: unchecked, as the raw baseline)")
