@@ -55,8 +55,6 @@ struct Mount::Impl {
     std::unique_ptr<Engine> engine;
     std::unique_ptr<params::ParamGroup> paramGroup; // destroyed first: bindings point here
     std::string category;
-    // Each transport's I/O threads, resolved once so the connections per target follow them.
-    std::uint32_t ioThreads = 1;
 
     transport::Deadline deadline() const { return transport::deadlineIn(options.rpcTimeout); }
     std::string where(std::size_t target) const
@@ -255,8 +253,10 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     impl->category = "llite." + options.fsName;
-    impl->ioThreads = options.transportIoThreads != 0 ? options.transportIoThreads
-                                                      : transport::automaticIoThreads();
+    // Each transport's I/O threads, resolved once so the connections per target follow them.
+    const std::uint32_t ioThreads = options.transportIoThreads != 0
+                                        ? options.transportIoThreads
+                                        : transport::automaticIoThreads();
     if (options.registry == nullptr) {
         impl->ownRegistry = std::make_unique<params::Registry>();
         impl->registry = impl->ownRegistry.get();
@@ -277,7 +277,7 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
             transport::TransportOptions transportOptions;
             transportOptions.log = transport::processLogSink(transportCategory);
             transportOptions.proposed.maxBulkSize = std::uint64_t{16} << 20;
-            transportOptions.ioThreads = impl->ioThreads;
+            transportOptions.ioThreads = ioThreads;
             auto created = impl->loader->create(name, transportOptions);
             if (!created) {
                 return created.status().withContext("mount");
@@ -292,7 +292,7 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
         sessionOptions.log = transport::processLogSink(transportCategory);
         // Opened together, so a session's connections land on different transport I/O threads
         // (osc.<t>.conns_per_target changes it later).
-        sessionOptions.connections = RpcSession::defaultConnections(impl->ioThreads);
+        sessionOptions.connections = RpcSession::defaultConnections(ioThreads);
         auto session =
             RpcSession::connect(*impl->transports.find(name)->second, uri, sessionOptions);
         if (!session) {
@@ -314,7 +314,7 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
     engineOptions.fsName = options.fsName;
     engineOptions.layout = impl->layout;
     engineOptions.rpcTimeout = options.rpcTimeout;
-    engineOptions.defaultConnections = RpcSession::defaultConnections(impl->ioThreads);
+    engineOptions.defaultConnections = RpcSession::defaultConnections(ioThreads);
     auto engine = Engine::create(engineOptions, std::move(sessions), impl->jobs,
                                  *impl->transports.begin()->second, *impl->paramGroup);
     if (!engine) {
