@@ -514,9 +514,7 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         enum Side { connsSide, otherSide, rawSide, rawMemorySide, rawCachingSide };
         std::vector<Side> sides{connsSide};
         // The other connection count beside conns: one, or two when conns is one.
-        const unsigned otherConns = ior.conns > 1 ? 1 : 2;
-        const std::string otherName = otherConns == 1 ? "one_conn" : "two_conns";
-        const std::string connsVsOther = otherConns == 1 ? "conns_vs_one" : "conns_vs_two";
+        const OtherConns other = otherConnsThan(ior.conns);
         const bool withRaw = compare && !c.rawUris().empty();
         if (compare) {
             sides.push_back(otherSide);
@@ -551,7 +549,7 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
                     continue;
                 }
                 if (compare) {
-                    if (auto status = setConns(side == connsSide ? ior.conns : otherConns);
+                    if (auto status = setConns(side == connsSide ? ior.conns : other.count);
                         !status) {
                         return status;
                     }
@@ -570,8 +568,8 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
             if (compare) {
                 otherMBps.push_back(mbps[otherSide]);
                 vsOther.push_back(mbps[connsSide] / mbps[otherSide]);
-                entry["read_" + otherName + "_MBps"] = rounded(mbps[otherSide]);
-                entry[connsVsOther] = rounded(vsOther.back());
+                entry["read_" + other.name + "_MBps"] = rounded(mbps[otherSide]);
+                entry[other.ratio] = rounded(vsOther.back());
             }
             if (withRaw) {
                 rawMBps.push_back(mbps[rawSide]);
@@ -600,8 +598,8 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         report.results["rounds"] = rounds;
         report.ratios["ra_hit_ratio"] = rounded(stats.hitRatio());
         if (compare) {
-            report.results["read_" + otherName + "_MBps"] = rounded(median(otherMBps));
-            report.ratios[connsVsOther] = rounded(median(vsOther));
+            report.results["read_" + other.name + "_MBps"] = rounded(median(otherMBps));
+            report.ratios[other.ratio] = rounded(median(vsOther));
         }
         if (!withRaw) {
             report.notes = {compare ? "no raw baseline endpoint (--raw-baseline): vs_raw_tcp not "

@@ -15,6 +15,19 @@ inline unsigned defaultConnsPerTarget(std::uint32_t ioThreads = 0)
                                                                  : transport::automaticIoThreads());
 }
 
+// The connection count a bench reads beside `conns` (one, or two when `conns` is one), as its
+// report names it: results `<name>` in MB/s keys, the ratio `conns_vs_<one|two>`.
+struct OtherConns {
+    unsigned count;
+    std::string name;  // one_conn / two_conns
+    std::string ratio; // conns_vs_one / conns_vs_two
+};
+inline OtherConns otherConnsThan(unsigned conns)
+{
+    return conns > 1 ? OtherConns{1, "one_conn", "conns_vs_one"}
+                     : OtherConns{2, "two_conns", "conns_vs_two"};
+}
+
 struct RpcBenchOptions {
     unsigned threads = 4;
     unsigned objectMb = 64; // object read by the bulk measurement

@@ -176,14 +176,12 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     client::RpcSession &rpcSession = **session;
     // The same reads from a second client of the same target over one connection, or over two
     // when the measured count is one: what the other choice of osc.*.conns_per_target gives.
-    const std::uint32_t otherConns = rpc.conns > 1 ? 1 : 2;
-    const std::string otherName = otherConns == 1 ? "one_conn" : "two_conns";
-    const std::string connsVsOther = otherConns == 1 ? "conns_vs_one" : "conns_vs_two";
-    sessionOptions.clientId = "lutra-bench-" + otherName;
-    sessionOptions.connections = otherConns;
+    const OtherConns otherCount = otherConnsThan(rpc.conns);
+    sessionOptions.clientId = "lutra-bench-" + otherCount.name;
+    sessionOptions.connections = otherCount.count;
     auto otherSession = client::RpcSession::connect(*transport->transport, uri, sessionOptions);
     if (!otherSession) {
-        return otherSession.status().withContext("the " + otherName + " session");
+        return otherSession.status().withContext("the " + otherCount.name + " session");
     }
     std::unique_ptr<client::RpcSession> other = std::move(otherSession).value();
     const std::uint32_t chunk = rpcSession.negotiated().maxBulkBytes;
@@ -247,7 +245,7 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     auto otherOpened = other->call(protocol::OpenRequest{create.path, protocol::kOpenRead},
                                    "bench.rpc", callDeadline());
     if (!otherOpened) {
-        return otherOpened.status().withContext("open (the " + otherName + " session)");
+        return otherOpened.status().withContext("open (the " + otherCount.name + " session)");
     }
     const std::uint64_t otherHandle = otherOpened->handle;
     otherOpened = Status(Errc::cancelled, "released");
@@ -415,8 +413,8 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
         vsThreads.push_back(mbps[asyncSide] / mbps[lutraSide]);
         otherMBps.push_back(mbps[otherSide]);
         vsOther.push_back(mbps[lutraSide] / mbps[otherSide]);
-        entry["bulk_read_" + otherName + "_MBps"] = rounded(mbps[otherSide]);
-        entry[connsVsOther] = rounded(vsOther.back());
+        entry["bulk_read_" + otherCount.name + "_MBps"] = rounded(mbps[otherSide]);
+        entry[otherCount.ratio] = rounded(vsOther.back());
         if (!rawUri.empty()) {
             rawMBps.push_back(mbps[rawSide]);
             vsRaw.push_back(mbps[lutraSide] / mbps[rawSide]);
@@ -429,7 +427,7 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
             asyncVsRaw.push_back(mbps[asyncSide] / mbps[rawSide]);
             entry["async_vs_raw_tcp"] = rounded(asyncVsRaw.back());
             otherVsRaw.push_back(mbps[otherSide] / mbps[rawSide]);
-            entry[otherName + "_vs_raw_tcp"] = rounded(otherVsRaw.back());
+            entry[otherCount.name + "_vs_raw_tcp"] = rounded(otherVsRaw.back());
         }
         if (ibBaseline) {
             ibMBps.push_back(mbps[ibSide]);
@@ -450,8 +448,8 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     report.results["rounds"] = rounds;
     report.ratios["async_vs_threads"] = rounded(median(vsThreads));
     report.ratios["checksums_vs_off"] = rounded(checkedReads.megabytesPerSecond() / bulkMBps);
-    report.results["bulk_read_" + otherName + "_MBps"] = rounded(median(otherMBps));
-    report.ratios[connsVsOther] = rounded(median(vsOther));
+    report.results["bulk_read_" + otherCount.name + "_MBps"] = rounded(median(otherMBps));
+    report.ratios[otherCount.ratio] = rounded(median(vsOther));
     transport->transport->deregisterMemory(*region);
     if (ibBaseline) {
         report.params["ib_write_bw"] =
@@ -507,7 +505,7 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     if (!otherVsRaw.empty()) {
         // On one host the target's and the client's I/O threads share its cores: what the
         // same reads do over the other connection count.
-        report.ratios[otherName + "_vs_raw_tcp"] = rounded(median(otherVsRaw));
+        report.ratios[otherCount.name + "_vs_raw_tcp"] = rounded(median(otherVsRaw));
     }
     report.ratios["small_rpc_vs_raw_echo"] = rounded(pings.perSecond() / echoes.perSecond());
     return report;
