@@ -699,9 +699,10 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
             issue.pages = cut - start;
             m_mount->release(granted - issue.pages);
         } else {
-            // Enough read ahead of the reader: wait until the room reaches the boundary rather
-            // than send a piece of an RPC now (as a sequential window does), asking again at
-            // the first of its own chunks by which the room should have grown so.
+            // No boundary within the room, with enough read ahead of the reader: wait until the
+            // room reaches the boundary rather than send a piece of an RPC now (as a sequential
+            // window does), asking again at the first of its own chunks by which the room should
+            // have grown so. Otherwise whole chunks as the room allows.
             const std::uint64_t waitAt = heldByRoom && start >= m_lastEnd + boundary / 2
                                              ? heldChunk(read, start, cut + boundary - granted)
                                              : 0;
