@@ -325,7 +325,6 @@ Result<std::unique_ptr<Engine>> Engine::create(Options options, std::vector<RpcS
             std::make_unique<TargetContext>(*self, static_cast<std::uint32_t>(t), *sessions[t]);
         Osc::Options oscOptions;
         oscOptions.rpcTimeout = self->options.rpcTimeout;
-        oscOptions.defaultConnections = self->options.defaultConnections;
         auto osc = Osc::create(*sessions[t], group, oscOptions);
         if (!osc) {
             return osc.status();

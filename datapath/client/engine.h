@@ -182,8 +182,6 @@ public:
         std::size_t maxCachedMb =
             params::catalog::defaultOf(params::catalog::kPageCache, "max_cached_mb");
         std::chrono::milliseconds rpcTimeout{30000};
-        // osc.<t>.conns_per_target's default as published: what the mount opened at connect.
-        std::uint32_t defaultConnections = 1;
     };
 
     // Builds the engine over the mount's sessions (one per target, in stripe order) and

@@ -253,10 +253,11 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     impl->category = "llite." + options.fsName;
-    // Each transport's I/O threads, resolved once so the connections per target follow them.
+    // Each transport's I/O threads: the client's rule (one per CPU, 1 to 2) unless set. The
+    // targets' connections spread over them (one each), so a striped read's receive copies do.
     const std::uint32_t ioThreads = options.transportIoThreads != 0
                                         ? options.transportIoThreads
-                                        : transport::automaticIoThreads();
+                                        : transport::automaticClientIoThreads();
     if (options.registry == nullptr) {
         impl->ownRegistry = std::make_unique<params::Registry>();
         impl->registry = impl->ownRegistry.get();
@@ -290,9 +291,6 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
             sessionOptions.maxVersion = options.maxProtocolVersion;
         }
         sessionOptions.log = transport::processLogSink(transportCategory);
-        // Opened together, so a session's connections land on different transport I/O threads
-        // (osc.<t>.conns_per_target changes it later).
-        sessionOptions.connections = RpcSession::defaultConnections(ioThreads);
         auto session =
             RpcSession::connect(*impl->transports.find(name)->second, uri, sessionOptions);
         if (!session) {
@@ -314,7 +312,6 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
     engineOptions.fsName = options.fsName;
     engineOptions.layout = impl->layout;
     engineOptions.rpcTimeout = options.rpcTimeout;
-    engineOptions.defaultConnections = RpcSession::defaultConnections(ioThreads);
     auto engine = Engine::create(engineOptions, std::move(sessions), impl->jobs,
                                  *impl->transports.begin()->second, *impl->paramGroup);
     if (!engine) {

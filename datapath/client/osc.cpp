@@ -157,10 +157,7 @@ Status Osc::publish(params::ParamGroup &group)
     rows.push_back({"max_dirty_mb", std::move(dirtyMb), {}});
     rows.push_back({"checksums", std::move(checksums), {}});
     rows.push_back({"checksum_type", std::move(checksumType), {}});
-    auto connectionsDefault = [this](params::Spec &spec) {
-        spec.defaultValue = std::int64_t{m_options.defaultConnections};
-    };
-    rows.push_back({"conns_per_target", std::move(connections), std::move(connectionsDefault)});
+    rows.push_back({"conns_per_target", std::move(connections), {}});
     rows.push_back({"protocol_version", std::move(protocolVersion), {}});
     if (Status status = params::bindGroup(group, params::catalog::kOsc, m_target, std::move(rows));
         !status.ok()) {

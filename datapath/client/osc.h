@@ -154,9 +154,6 @@ public:
         // A submitter finding none free waits (backpressure), at least 256.
         std::uint32_t requestSlots = 512;
         std::chrono::milliseconds rpcTimeout{60000}; // deadline of each RPC once it is sent
-        // conns_per_target's default as published: the connections opened at connect
-        // (RpcSession::defaultConnections of the client's transport I/O threads).
-        std::uint32_t defaultConnections = 1;
     };
 
     static constexpr std::uint32_t kMaxRpcsInFlight =

@@ -144,7 +144,10 @@ public:
         std::string connectJobId = "lutra.connect";     // job id of the Connect request
         std::chrono::milliseconds connectTimeout{5000}; // for the Connect exchange
         // Transport connections opened by connect (1..kMaxConnections; see setConnections). An
-        // extra one that fails to open is logged and left out; the first must open.
+        // extra one that fails to open is logged and left out; the first must open. One is
+        // osc.<t>.conns_per_target's default: the targets' connections spread over the client's
+        // I/O threads, and a second one to the same target costs more than it brings on every
+        // host measured (client README, "How many connections").
         std::uint32_t connections = 1;
         // The newest protocol version offered at connect (kMinVersion..kMaxVersion): lower, the
         // client acts as an older build (mixed-version tests).
@@ -153,13 +156,6 @@ public:
     };
 
     static constexpr std::uint32_t kMaxConnections = 8;
-    // osc.<t>.conns_per_target's default: one connection per transport I/O thread of this
-    // client. A second connection on the same I/O thread adds a socket's wake-ups for the same
-    // bytes and no receive core (client README, "How many connections").
-    static constexpr std::uint32_t defaultConnections(std::uint32_t ioThreads) noexcept
-    {
-        return ioThreads < 1 ? 1 : ioThreads > kMaxConnections ? kMaxConnections : ioThreads;
-    }
 
     // What both sides agreed on.
     struct Negotiated {

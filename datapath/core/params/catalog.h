@@ -246,16 +246,16 @@ inline constexpr std::array kOscDefinitions{
                .max = 0,
                .help = "bulk checksum algorithm (ISA-L)",
                .enumValues = kChecksumTypes},
-    // Like Lustre socklnd's conns_per_peer; the maximum is RpcSession::kMaxConnections. A
-    // mount publishes its own default, RpcSession::defaultConnections of its transport's I/O
-    // threads (2 on hosts of 4 CPUs or more); this one is the smallest host's.
+    // Like Lustre socklnd's conns_per_peer; the maximum is RpcSession::kMaxConnections. One a
+    // target: the targets' connections spread over the client's transport I/O threads (client
+    // README, "How many connections").
     Definition{.leaf = "conns_per_target",
                .min = 1,
                .max = 8,
                .defaultValue = 1,
-               .help = "connections to this target that bulk RPCs are spread over, each on its "
-                       "own transport I/O thread (default: one per I/O thread; raising it "
-                       "connects more; lowering it closes the rest once their RPCs are done)"},
+               .help = "connections to this target that bulk RPCs are spread over, each on the "
+                       "least busy transport I/O thread (raising it connects more; lowering it "
+                       "closes the rest once their RPCs are done)"},
     gauge("protocol_version", "wire protocol version agreed with the target at connect (a "
                               "version 1 target's lock grants carry no object size)"),
 };

@@ -1,18 +1,15 @@
 #pragma once
 
 #include "bench_common.h"
-#include "client/rpc_session.h"
 #include "core/params/catalog.h"
-#include "transport/loader.h"
 
 namespace lutra::tools {
 
-// osc.<t>.conns_per_target's default for a client in this process with `ioThreads` transport
-// I/O threads (0: automatic): one connection per I/O thread, what a mount opens.
-inline unsigned defaultConnsPerTarget(std::uint32_t ioThreads = 0)
+// osc.<t>.conns_per_target's default: what a mount opens to each target.
+inline unsigned defaultConnsPerTarget()
 {
-    return client::RpcSession::defaultConnections(ioThreads != 0 ? ioThreads
-                                                                 : transport::automaticIoThreads());
+    return static_cast<unsigned>(
+        params::catalog::defaultOf(params::catalog::kOsc, "conns_per_target"));
 }
 
 // The connection count a bench reads beside `conns` (one, or two when `conns` is one), as its

@@ -6,6 +6,7 @@
 #include "raw_client.h"
 #include "target/raw_baseline.h"
 #include "target_process.h"
+#include "transport/loader.h"
 
 #include <atomic>
 #include <chrono>
@@ -162,7 +163,11 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
         rawUri = process->rawBaselineUri();
     }
 
-    auto transport = openTransport(uri, std::uint64_t{16} << 20, options.transportIoThreads);
+    // The client's I/O threads, as a mount has them.
+    const std::uint32_t ioThreads = options.transportIoThreads != 0
+                                        ? options.transportIoThreads
+                                        : transport::automaticClientIoThreads();
+    auto transport = openTransport(uri, std::uint64_t{16} << 20, ioThreads);
     if (!transport) {
         return transport.status();
     }

@@ -7,6 +7,7 @@
 #include "bench_soak.h"
 #include "cpu_split.h"
 #include "target_process.h"
+#include "transport/loader.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -41,8 +42,7 @@ int main(int argc, char **argv)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
     app.add_option("--transport-io-threads", options.transportIoThreads,
-                   "the client's transport I/O threads (0: one per two CPUs it may use, 1 to 2); "
-                   "osc.*.conns_per_target's default, one per I/O thread, follows")
+                   "the client's transport I/O threads (0: one per CPU it may use, 1 to 2)")
         ->capture_default_str()
         ->check(CLI::Range(0u, 64u));
 
@@ -69,15 +69,15 @@ int main(int argc, char **argv)
     rpcMode->add_option("--object-mb", rpc.objectMb, "size of the object read in bulk")
         ->capture_default_str()
         ->check(CLI::Range(1, 65536));
-    // A mode's --conns: osc.*.conns_per_target of its reads (the default is set after parsing).
+    // A mode's --conns: osc.*.conns_per_target of its reads.
     const auto addConns = [&](CLI::App *mode, unsigned &conns, const std::string &what) {
-        return mode
-            ->add_option("--conns", conns,
-                         what + " (osc.*.conns_per_target, default one per transport I/O thread; "
-                                "also read over one, or two when this is one)")
+        mode->add_option("--conns", conns,
+                         what + " (osc.*.conns_per_target; also read over one, or two when this "
+                                "is one)")
+            ->capture_default_str()
             ->check(CLI::Range(1u, kMaxConnsPerTarget));
     };
-    auto *rpcConns = addConns(rpcMode, rpc.conns, "connections of the bulk reads");
+    addConns(rpcMode, rpc.conns, "connections of the bulk reads");
     rpcMode
         ->add_option("--rounds", rpc.rounds,
                      "bulk read rounds, lutra and raw TCP alternating (ratios: median)")
@@ -202,7 +202,7 @@ int main(int argc, char **argv)
     iorEasyMode->add_option("--transfer-kb", iorEasy.transferKb, "bytes per transfer / 1024")
         ->capture_default_str()
         ->check(CLI::Range(1u, 1u << 16));
-    auto *iorEasyConns = addConns(iorEasyMode, iorEasy.conns, "connections of the cold reads");
+    addConns(iorEasyMode, iorEasy.conns, "connections of the cold reads");
     iorEasyMode
         ->add_option("--checksums", iorEasy.checksums,
                      "osc.*.checksums of the reads (0: unchecked, as the raw baseline)")
@@ -263,13 +263,6 @@ int main(int argc, char **argv)
     auto *soakMode = addSoakMode(app, soak, soakKinds);
 
     CLI11_PARSE(app, argc, argv);
-    // Unless given, the modes' connections follow the client's I/O threads, as a mount's do.
-    if (rpcConns->count() == 0) {
-        rpc.conns = defaultConnsPerTarget(options.transportIoThreads);
-    }
-    if (iorEasyConns->count() == 0) {
-        iorEasy.conns = defaultConnsPerTarget(options.transportIoThreads);
-    }
     if (!options.rawBaseline.empty() && options.target.empty()) {
         std::fprintf(stderr, "lutra-bench: --raw-baseline needs --target\n");
         return 2;
@@ -356,7 +349,7 @@ int main(int argc, char **argv)
         // Resolved after --split-cpus pinned this thread, as the mount resolved it.
         report->params["client_io_threads"] = options.transportIoThreads != 0
                                                   ? options.transportIoThreads
-                                                  : lutra::transport::automaticIoThreads();
+                                                  : lutra::transport::automaticClientIoThreads();
     }
     return finishBench("lutra-bench", report, options.json);
 }

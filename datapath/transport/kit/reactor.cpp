@@ -189,6 +189,9 @@ void Reactor::run() noexcept
     sigemptyset(&pipe);
     sigaddset(&pipe, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    // "tcp-io", "verbs-io": what top -H, perf and /proc/<pid>/task/*/comm show for the thread.
+    const std::string name = m_owner.substr(0, m_owner.find(' ')) + "-io";
+    pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
     std::array<epoll_event, kEpollBatch> events{};
     bool readyLeft = false;
     while (!m_stop.load()) {

@@ -34,7 +34,8 @@ public:
 
 class Reactor {
 public:
-    // `owner` names the transport in error texts ("tcp transport"). `tickMs` bounds each sleep
+    // `owner` names the transport in error texts ("tcp transport") and, by its first word, the
+    // thread ("tcp-io"). `tickMs` bounds each sleep
     // (afterBatch() runs at least that often); -1 sleeps until an event.
     Reactor(std::string owner, int tickMs);
     virtual ~Reactor();
