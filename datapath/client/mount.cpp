@@ -253,11 +253,11 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     impl->category = "llite." + options.fsName;
-    // Each transport's I/O threads: the client's rule (one per CPU, 1 to 2) unless set. The
-    // targets' connections spread over them (one each), so a striped read's receive copies do.
+    // Each transport's I/O threads (one per two CPUs, 1 to 2, unless set). The targets'
+    // connections spread over them (one each), so a striped read's receive copies do.
     const std::uint32_t ioThreads = options.transportIoThreads != 0
                                         ? options.transportIoThreads
-                                        : transport::automaticClientIoThreads();
+                                        : transport::automaticIoThreads();
     if (options.registry == nullptr) {
         impl->ownRegistry = std::make_unique<params::Registry>();
         impl->registry = impl->ownRegistry.get();

@@ -26,16 +26,9 @@ LogSink processLogSink(const std::string &category);
 // compete with the threads they serve (callers, service threads, a target on the same cores):
 // more of them than half the CPUs halved bulk reads on 2 cores (datapath/transport/README.md).
 std::uint32_t ioThreadsForCpus(unsigned cpus) noexcept;
-// A client's I/O threads for `cpus` CPUs: one per CPU, at most two. They do a client's receive
-// copies and arrival checksums, and a striped read's targets (one connection each) land on
-// different ones: one thread receiving every target was a cold read's bottleneck on 2 CPUs
-// (datapath/transport/README.md, "How many I/O threads").
-std::uint32_t clientIoThreadsForCpus(unsigned cpus) noexcept;
 // ioThreadsForCpus of the CPUs this thread may run on (sched_getaffinity); what create() uses
 // for TransportOptions::ioThreads == 0.
 std::uint32_t automaticIoThreads() noexcept;
-// clientIoThreadsForCpus of the same CPUs: what a mount uses unless told.
-std::uint32_t automaticClientIoThreads() noexcept;
 
 // "liblutra-transport-<name>.so"
 std::string pluginFileName(std::string_view name);

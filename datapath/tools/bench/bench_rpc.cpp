@@ -166,7 +166,7 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
     // The client's I/O threads, as a mount has them.
     const std::uint32_t ioThreads = options.transportIoThreads != 0
                                         ? options.transportIoThreads
-                                        : transport::automaticClientIoThreads();
+                                        : transport::automaticIoThreads();
     auto transport = openTransport(uri, std::uint64_t{16} << 20, ioThreads);
     if (!transport) {
         return transport.status();

@@ -290,21 +290,6 @@ private slots:
         QCOMPARE(load.begin()->second, 2);
     }
 
-    // A client's: one per CPU, at most two (its I/O threads do the receive copies of every
-    // target's replies; a target's compete with the client for the CPUs of a shared host).
-    void aClientHasOneIoThreadPerCpuUpToTwo()
-    {
-        QCOMPARE(clientIoThreadsForCpus(0), 1u);
-        QCOMPARE(clientIoThreadsForCpus(1), 1u);
-        QCOMPARE(clientIoThreadsForCpus(2), 2u);
-        QCOMPARE(clientIoThreadsForCpus(3), 2u);
-        QCOMPARE(clientIoThreadsForCpus(256), 2u);
-        cpu_set_t allowed;
-        QCOMPARE(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-        QCOMPARE(automaticClientIoThreads(),
-                 clientIoThreadsForCpus(static_cast<unsigned>(CPU_COUNT(&allowed))));
-    }
-
     void theDefaultIsOneIoThreadPerTwoCpus()
     {
         QCOMPARE(ioThreadsForCpus(0), 1u);
