@@ -249,7 +249,7 @@ std::uint64_t TargetContext::closed(std::uint64_t objectId, std::uint64_t open)
 }
 
 Result<locks::Grant> TargetContext::enqueue(const core::ObjectKey &key, locks::LockMode mode,
-                                            core::JobTag job)
+                                            core::JobTag job, locks::OnConflict onConflict)
 {
     const auto state = object(key.object);
     if (!state) {
@@ -259,6 +259,7 @@ Result<locks::Grant> TargetContext::enqueue(const core::ObjectKey &key, locks::L
     protocol::LockEnqueueRequest request;
     request.handle = state->handle.load();
     request.mode = mode == locks::LockMode::PW ? protocol::LockMode::pw : protocol::LockMode::pr;
+    request.flags = onConflict == locks::OnConflict::refuse ? protocol::kLockNonBlocking : 0;
     const std::string jobId = engine.jobs.name(job);
     auto reply = session.call(request, jobId.empty() ? std::string_view("lutra.lock") : jobId,
                               engine.deadline());

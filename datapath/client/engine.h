@@ -115,8 +115,8 @@ public:
     TargetContext(Engine &engine, std::uint32_t index, RpcSession &session);
     ~TargetContext() override;
 
-    Result<locks::Grant> enqueue(const core::ObjectKey &key, locks::LockMode mode,
-                                 core::JobTag job) override;
+    Result<locks::Grant> enqueue(const core::ObjectKey &key, locks::LockMode mode, core::JobTag job,
+                                 locks::OnConflict onConflict) override;
     Status cancel(const core::ObjectKey &key, locks::RemoteHandle handle) override;
 
     std::shared_ptr<ObjectState> object(std::uint64_t objectId);

@@ -79,13 +79,26 @@ void LockManager::release(const std::shared_ptr<Resource> &resource)
 }
 
 Result<LockHandle> LockManager::enqueue(std::string_view resourceName, LockMode mode,
-                                        ClientId client)
+                                        ClientId client, OnConflict onConflict)
 {
     auto resource = acquire(resourceName);
     if (!resource) {
         return Status(Errc::unavailable, "lock namespace " + m_ns + " is shut down");
     }
     std::unique_lock lock(resource->mutex);
+    if (onConflict == OnConflict::refuse) {
+        const auto conflicts = [mode](LockMode other) { return !compatible(other, mode); };
+        if (std::any_of(resource->queue.begin(), resource->queue.end(),
+                        [&](const Waiter &w) { return conflicts(w.mode); }) ||
+            std::any_of(resource->granted.begin(), resource->granted.end(),
+                        [&](const Lock &l) { return conflicts(l.mode); })) {
+            lock.unlock();
+            release(resource);
+            return Status(Errc::failed_precondition,
+                          "lock on '" + std::string(resourceName) +
+                              "' conflicts with another holder (non-blocking enqueue)");
+        }
+    }
     const auto me = resource->queue.insert(resource->queue.end(), Waiter{mode, client});
     std::vector<std::pair<ClientId, LockHandle>> callbacks;
     std::vector<std::pair<ClientId, LockHandle>> expired;

@@ -78,9 +78,14 @@ public:
     LockManager(const LockManager &) = delete;
     LockManager &operator=(const LockManager &) = delete;
 
-    // Grants a lock on `resource` to `client`, first waiting out conflicting holders (blocking
-    // callbacks, then eviction at the timeout). Requests on one resource are served in order.
-    Result<LockHandle> enqueue(std::string_view resource, LockMode mode, ClientId client);
+    // What an enqueue does when a holder or an earlier waiter conflicts: wait (blocking callbacks,
+    // then eviction at the timeout), or refuse at once with failed_precondition, sending no
+    // callback (protocol::kLockNonBlocking: a client's readahead, which must not wait on another
+    // client while it holds locks of its own).
+    enum class OnConflict { wait, refuse };
+    // Grants a lock on `resource` to `client`. Requests on one resource are served in order.
+    Result<LockHandle> enqueue(std::string_view resource, LockMode mode, ClientId client,
+                               OnConflict onConflict = OnConflict::wait);
     // Releases a granted lock; not_found for an unknown (or already dropped) handle.
     Status cancel(LockHandle lock);
     // Drops every lock of `client`, calls the evict hook and logs why. Returns the locks dropped.

@@ -698,15 +698,14 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 if (!object) {
                     return badHandle(body.handle);
                 }
-                if ((body.flags & kLockNonBlocking) != 0) {
-                    return Status(Errc::unimplemented,
-                                  "non-blocking lock enqueue is not supported yet");
-                }
                 const LockMode mode =
                     body.mode == protocol::LockMode::pw ? LockMode::PW : LockMode::PR;
                 // Granted to the export: blocking callbacks go to its first connection.
                 Session &owner = session.exportSession();
-                auto lock = locks->enqueue(object->resource, mode, owner.id);
+                auto lock = locks->enqueue(object->resource, mode, owner.id,
+                                           (body.flags & kLockNonBlocking) != 0
+                                               ? LockManager::OnConflict::refuse
+                                               : LockManager::OnConflict::wait);
                 if (!lock) {
                     return lock.status();
                 }

@@ -341,6 +341,53 @@ private slots:
         QVERIFY2(hits > misses, value(registry, "llite.lutra.read_ahead_stats").c_str());
     }
 
+    // Readahead never waits on another client's lock: client B holds a PW lock on the file's
+    // second stripe object (its write); client A reads the first stripe sequentially and its
+    // readahead reaches into B's object, which it skips (failed_lock_match) — B hears no blocking
+    // callback — while A's own read of that stripe afterwards waits for the lock and gets B's
+    // bytes. A readahead enqueue that waited at the target while the reader held its own locks
+    // closed cycles between clients: three writing one file while each read it stalled 30 s at a
+    // time until the RPC timeout broke them (threeClientsWriteOneFileWhileEachReads, once in CI).
+    void readaheadDoesNotWaitForAnotherClientsLock()
+    {
+        constexpr std::size_t kStripe = 64 * 1024; // init(): two targets, 64 KiB stripes
+        {
+            auto writer = mount();
+            QVERIFY(writer);
+            auto file = writer->open("ra-locks", kOpenWrite | kOpenCreate);
+            QVERIFY(file.ok());
+            QVERIFY((*file)->pwrite(pattern(4 * kStripe, 41), 0).ok());
+            QVERIFY((*file)->close().ok());
+        }
+        params::Registry registryB;
+        auto clientB = mount(&registryB);
+        QVERIFY(clientB);
+        auto fileB = clientB->open("ra-locks", kOpenRead | kOpenWrite);
+        QVERIFY(fileB.ok());
+        const auto mine = pattern(kStripe, 42);
+        QVERIFY((*fileB)->pwrite(mine, kStripe).ok()); // stripe 1: ost1's object, PW held by B
+
+        params::Registry registryA;
+        auto clientA = mount(&registryA);
+        QVERIFY(clientA);
+        auto fileA = clientA->open("ra-locks", kOpenRead);
+        QVERIFY(fileA.ok());
+        std::vector<std::byte> chunk(4096);
+        for (std::uint64_t offset = 0; offset < kStripe; offset += chunk.size()) {
+            QVERIFY((*fileA)->pread(chunk, offset).ok());
+        }
+        QVERIFY2(counter(registryA, "llite.lutra.read_ahead_stats", "failed_lock_match") > 0,
+                 value(registryA, "llite.lutra.read_ahead_stats").c_str());
+        QCOMPARE(counter(registryB, "ldlm.namespaces.ost1.lock_stats", "blocking_callbacks"),
+                 std::uint64_t(0));
+
+        std::vector<std::byte> back(kStripe);
+        QVERIFY((*fileA)->pread(back, kStripe).ok()); // a demand read waits: B writes back
+        QVERIFY(back == mine);
+        QCOMPARE(counter(registryB, "ldlm.namespaces.ost1.lock_stats", "blocking_callbacks"),
+                 std::uint64_t(1));
+    }
+
     void holesReadAsZeros()
     {
         auto client = mount();

@@ -63,8 +63,8 @@ struct Process {
 // Grants every enqueue; cancels always succeed (the failure under test is the write-back).
 class GrantingRpc final : public locks::LockRpc {
 public:
-    Result<locks::Grant> enqueue(const core::ObjectKey &, locks::LockMode mode,
-                                 core::JobTag) override
+    Result<locks::Grant> enqueue(const core::ObjectKey &, locks::LockMode mode, core::JobTag,
+                                 locks::OnConflict) override
     {
         return locks::Grant{++m_handle, mode};
     }

@@ -278,13 +278,17 @@ Result<LockRef> LockNamespace::acquire(const core::ObjectKey &key, LockMode mode
     m_locks.emplace(key, lock);
     ++m_enqueuing;
     guard.unlock();
-    Result<Grant> grant = m_rpc.enqueue(key, mode, job);
+    Result<Grant> grant =
+        m_rpc.enqueue(key, mode, job, wait ? OnConflict::wait : OnConflict::refuse);
     guard.lock();
     --m_enqueuing;
     m_changed.notify_all();
     if (!grant.ok()) {
         m_locks.erase(key);
-        m_stats.add(enqueue_errors);
+        // A refusal is what a non-waiting enqueue asked for, not an error.
+        if (wait || grant.status().code() != Errc::failed_precondition) {
+            m_stats.add(enqueue_errors);
+        }
         return grant.status();
     }
     m_stats.add(enqueues);

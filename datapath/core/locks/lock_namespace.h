@@ -55,13 +55,18 @@ struct Grant {
     LockMode mode = LockMode::PR;
 };
 
+// What an enqueue does on the target when another client's lock conflicts: wait for it to be
+// cancelled, or be refused at once (protocol::kLockNonBlocking; no blocking callback is sent).
+enum class OnConflict { wait, refuse };
+
 // The two RPCs the namespace needs, implemented over RpcSession by the engine's integrator.
 // Called from acquiring threads and from the namespace's workers, never with a namespace lock
 // held; both may block for as long as the RPC takes.
 class LockRpc {
 public:
     virtual ~LockRpc() = default;
-    virtual Result<Grant> enqueue(const core::ObjectKey &key, LockMode mode, core::JobTag job) = 0;
+    virtual Result<Grant> enqueue(const core::ObjectKey &key, LockMode mode, core::JobTag job,
+                                  OnConflict onConflict) = 0;
     virtual Status cancel(const core::ObjectKey &key, RemoteHandle handle) = 0;
 };
 
@@ -195,10 +200,13 @@ public:
     // its other users let go). An acquire meeting a lock being cancelled waits for the cancel and
     // enqueues again. A thread must not hold a PR on `key` while asking for PW on it.
     Result<LockRef> acquire(const core::ObjectKey &key, LockMode mode, core::JobTag job);
-    // As acquire, but never waits for this client's own lock state: a lock being enqueued or
-    // cancelled, or a PR when PW is wanted, gives `unavailable` at once. With no lock cached it
-    // still enqueues (the RPC waits only for the target). For readahead, which may hold page
-    // locks: waiting here could close a cycle with a local upgrade waiting for readers.
+    // As acquire, but never waits: a lock being enqueued or cancelled, or a PR when PW is wanted,
+    // gives `unavailable` at once; with no lock cached it enqueues without waiting on the target
+    // (OnConflict::refuse: another client's conflicting lock gives failed_precondition, and that
+    // client hears nothing). For readahead, which holds page locks and the read's own locks:
+    // waiting on this client's upgrade could close a cycle with readers, and waiting on another
+    // client one with that client's readers and writers (three clients writing one file while
+    // each read it stalled 30 s at a time, until the RPC timeout broke the cycle).
     Result<LockRef> tryAcquire(const core::ObjectKey &key, LockMode mode, core::JobTag job);
 
     // The target wants `handle` back. Quick and non-blocking beyond a short internal mutex: meant

@@ -153,6 +153,34 @@ private slots:
         QCOMPARE(samples(*m_manager, LockManager::granted), std::uint64_t(3));
     }
 
+    // A non-blocking enqueue (kLockNonBlocking, a client's readahead) is granted when nothing
+    // conflicts and refused at once otherwise — a conflicting holder or an earlier conflicting
+    // waiter — with no blocking callback sent and nothing queued.
+    void nonBlockingEnqueueIsRefusedInsteadOfWaiting()
+    {
+        constexpr auto refuse = LockManager::OnConflict::refuse;
+        auto reader = m_manager->enqueue("obj", LockMode::PR, 1, refuse);
+        QVERIFY(reader.ok());                                             // nothing conflicts
+        QVERIFY(m_manager->enqueue("obj", LockMode::PR, 2, refuse).ok()); // PR shares
+        auto writer = m_manager->enqueue("obj", LockMode::PW, 3, refuse);
+        QCOMPARE(writer.status().code(), Errc::failed_precondition);
+        QVERIFY2(writer.status().message().find("'obj'") != std::string::npos,
+                 writer.status().toString().c_str());
+        QVERIFY(m_server->callbacks().empty());
+        QCOMPARE(m_manager->lockCount(), std::size_t(2));
+
+        // Behind a waiting PW, a PR that may not wait is refused too (no overtaking).
+        Enqueuer waitingWriter(*m_manager, "obj", LockMode::PW, 3);
+        QTRY_COMPARE(m_server->callbacks().size(), std::size_t(2)); // to both readers
+        QCOMPARE(m_manager->enqueue("obj", LockMode::PR, 4, refuse).status().code(),
+                 Errc::failed_precondition);
+        QCOMPARE(m_server->callbacks().size(), std::size_t(2));
+        QVERIFY(m_manager->cancel(*reader).ok());
+        QVERIFY(m_manager->cancel(m_manager->locksOf(2).front().handle).ok());
+        QVERIFY(waitingWriter.result().ok());
+        QCOMPARE(m_manager->lockCount(), std::size_t(1));
+    }
+
     void protectedWriteBlocksReadUntilCancel()
     {
         auto writer = m_manager->enqueue("obj", LockMode::PW, 1);

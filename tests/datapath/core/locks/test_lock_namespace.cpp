@@ -64,10 +64,16 @@ private:
 // held at a gate or made to fail.
 class FakeRpc final : public LockRpc {
 public:
-    Result<Grant> enqueue(const ObjectKey &key, LockMode mode, core::JobTag job) override
+    Result<Grant> enqueue(const ObjectKey &key, LockMode mode, core::JobTag job,
+                          OnConflict onConflict) override
     {
         m_enqueueGate.pass();
         std::lock_guard guard(m_mutex);
+        m_onConflicts.push_back(onConflict);
+        if (onConflict == OnConflict::refuse && m_conflicting) {
+            m_events.push_back("enqueue-refused:" + std::to_string(key.object));
+            return Status(Errc::failed_precondition, "fake: another client holds it");
+        }
         if (m_failEnqueues > 0) {
             --m_failEnqueues;
             m_events.push_back("enqueue-failed:" + std::to_string(key.object));
@@ -126,6 +132,17 @@ public:
         std::lock_guard guard(m_mutex);
         m_failEnqueues = count;
     }
+    // Another client holds a conflicting lock: enqueues that may not wait are refused.
+    void setConflicting(bool conflicting)
+    {
+        std::lock_guard guard(m_mutex);
+        m_conflicting = conflicting;
+    }
+    std::vector<OnConflict> onConflicts() const
+    {
+        std::lock_guard guard(m_mutex);
+        return m_onConflicts;
+    }
 
     Gate m_enqueueGate;
     Gate m_cancelGate;
@@ -138,6 +155,8 @@ private:
     RemoteHandle m_nextHandle = 1;
     int m_enqueues = 0;
     int m_failEnqueues = 0;
+    bool m_conflicting = false;
+    std::vector<OnConflict> m_onConflicts;
 };
 
 // A controllable clock for aging.
@@ -675,6 +694,25 @@ private slots:
         rpc.m_cancelGate.open();
         ns.drain();
         QCOMPARE(rpc.enqueues(), 2);
+    }
+
+    // tryAcquire does not wait on the target either: its enqueue asks to be refused rather than
+    // wait for another client's lock; a refusal caches nothing, counts no enqueue error, and a
+    // later enqueue (acquire's, which waits) goes out again.
+    void tryAcquireIsRefusedInsteadOfWaitingForAnotherClient()
+    {
+        FakeRpc rpc;
+        LockNamespace ns("ost0", rpc, loggingHook(rpc));
+        rpc.setConflicting(true);
+        const auto refused = ns.tryAcquire(obj(1), LockMode::PR, 1);
+        QCOMPARE(refused.status().code(), Errc::failed_precondition);
+        QCOMPARE(ns.lockCount(), std::size_t(0));
+        QCOMPARE(counter(ns, LockNamespace::enqueue_errors), std::uint64_t(0));
+        auto waited = ns.acquire(obj(1), LockMode::PR, 1);
+        QVERIFY(waited.ok());
+        QCOMPARE(rpc.onConflicts(),
+                 (std::vector<OnConflict>{OnConflict::refuse, OnConflict::wait}));
+        QCOMPARE(rpc.events(), (std::vector<std::string>{"enqueue-refused:1", "enqueue:1:PR:1"}));
     }
 
     void keptLocksGoAtShutdown()

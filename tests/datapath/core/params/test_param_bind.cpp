@@ -94,7 +94,8 @@ void verifyBound(const Registry &registry, const catalog::Group &group, std::str
 }
 
 struct NoLockRpc final : locks::LockRpc {
-    Result<locks::Grant> enqueue(const core::ObjectKey &, locks::LockMode, core::JobTag) override
+    Result<locks::Grant> enqueue(const core::ObjectKey &, locks::LockMode, core::JobTag,
+                                 locks::OnConflict) override
     {
         return Status(Errc::unimplemented, "not in this test");
     }
