@@ -253,11 +253,6 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     impl->category = "llite." + options.fsName;
-    // Each transport's I/O threads (one per two CPUs, 1 to 2, unless set). The targets'
-    // connections spread over them (one each), so a striped read's receive copies do.
-    const std::uint32_t ioThreads = options.transportIoThreads != 0
-                                        ? options.transportIoThreads
-                                        : transport::automaticIoThreads();
     if (options.registry == nullptr) {
         impl->ownRegistry = std::make_unique<params::Registry>();
         impl->registry = impl->ownRegistry.get();
@@ -278,7 +273,9 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
             transport::TransportOptions transportOptions;
             transportOptions.log = transport::processLogSink(transportCategory);
             transportOptions.proposed.maxBulkSize = std::uint64_t{16} << 20;
-            transportOptions.ioThreads = ioThreads;
+            // 0: the loader's automatic count. The targets' connections (one each) spread over
+            // the threads, so a striped read's receive copies do.
+            transportOptions.ioThreads = options.transportIoThreads;
             auto created = impl->loader->create(name, transportOptions);
             if (!created) {
                 return created.status().withContext("mount");

@@ -6,7 +6,6 @@
 #include "raw_client.h"
 #include "target/raw_baseline.h"
 #include "target_process.h"
-#include "transport/loader.h"
 
 #include <atomic>
 #include <chrono>
@@ -163,11 +162,8 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
         rawUri = process->rawBaselineUri();
     }
 
-    // The client's I/O threads, as a mount has them.
-    const std::uint32_t ioThreads = options.transportIoThreads != 0
-                                        ? options.transportIoThreads
-                                        : transport::automaticIoThreads();
-    auto transport = openTransport(uri, std::uint64_t{16} << 20, ioThreads);
+    // The client's I/O threads, as a mount has them (0: the loader's automatic count).
+    auto transport = openTransport(uri, std::uint64_t{16} << 20, options.transportIoThreads);
     if (!transport) {
         return transport.status();
     }
