@@ -54,6 +54,9 @@ public:
     // Where the reader furthest behind, `self` aside, ended its last read (file offset);
     // cache::kNoPosition when no other reader has read.
     std::uint64_t slowest(const std::atomic<std::uint64_t> &self) const;
+    // Where every other reader has read past (file offset): 0 when there is none, or one has
+    // not read yet.
+    std::uint64_t passedByOthers(const std::atomic<std::uint64_t> &self) const;
 
 private:
     mutable std::mutex m_mutex; // one file's opens and closes, and readers far ahead

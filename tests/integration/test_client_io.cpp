@@ -933,6 +933,69 @@ private slots:
         QVERIFY(stat("hits") > 40 * 11);
     }
 
+    // Two ranks reading one file in turns (47008-byte transfers, rank r's k-th at
+    // (2k + r) * 47008) on one client: a rank's windows read the other rank's chunks with its
+    // own (one span, one RPC), but not those the other rank has read past — it will not read
+    // them again. Under `pressure` those pages had been evicted after being read, and the
+    // trailing rank's windows fetched them again (2 x 47008 B: ~19 RPCs a round, most of the
+    // read_but_discarded).
+    void aRanksWindowSkipsChunksTheOtherRankReadPast()
+    {
+        constexpr std::size_t kTransfer = 47008;
+        constexpr std::size_t kChunks = 60; // rank 0's, 5.6 of the 8 MiB
+        const auto data = pattern(8 << 20, 43);
+        {
+            auto writer = mount();
+            auto file = writer->open("ranks", kOpenWrite | kOpenCreate);
+            QVERIFY((*file)->pwrite(data, 0).ok());
+            QVERIFY((*file)->close().ok());
+        }
+        params::Registry registry;
+        auto client = mount(&registry);
+        auto rank1 = client->open("ranks", kOpenRead);
+        QVERIFY(rank1.ok());
+        const auto fetched = [&] {
+            return counter(registry, "llite.lutra.read_ahead_stats", "readahead_pages") +
+                   counter(registry, "llite.lutra.read_ahead_stats", "misses");
+        };
+        std::vector<std::byte> buffer(kTransfer);
+        // Rank 0 reads its chunks: pages fetched for it (misses and readahead).
+        const auto rank0Reads = [&]() -> std::uint64_t {
+            auto rank0 = client->open("ranks", kOpenRead);
+            if (!rank0.ok()) {
+                return 0;
+            }
+            const std::uint64_t before = fetched();
+            for (std::size_t k = 0; k < kChunks; ++k) {
+                const std::uint64_t offset = 2 * k * kTransfer;
+                auto got = (*rank0)->pread(buffer, offset);
+                if (!got.ok() || *got != kTransfer ||
+                    !std::equal(buffer.begin(), buffer.end(), data.begin() + offset)) {
+                    return 0;
+                }
+            }
+            const std::uint64_t pages = fetched() - before;
+            return (*rank0)->close().ok() && client->flushJob("").ok() ? pages : 0;
+        };
+        // Rank 1 open but not read yet: rank 0's windows read its chunks too.
+        const std::uint64_t withRank1Behind = rank0Reads();
+        QVERIFY(withRank1Behind > 2 * kChunks * kTransfer / core::kPageSize);
+        // Rank 1 reads all its chunks, then the cache is dropped; rank 0 reads again: rank 1's
+        // chunks are not fetched, only rank 0's (12-13 pages of every 23) and pages they share.
+        for (std::uint64_t offset = kTransfer; offset + kTransfer <= data.size();
+             offset += 2 * kTransfer) {
+            QCOMPARE(*(*rank1)->pread(buffer, offset), kTransfer);
+        }
+        QVERIFY(client->flushJob("").ok());
+        const std::uint64_t withRank1Past = rank0Reads();
+        QVERIFY(withRank1Past >= kChunks * kTransfer / core::kPageSize);
+        QVERIFY2(
+            withRank1Past * 10 < withRank1Behind * 6,
+            (std::to_string(withRank1Past) + " pages against " + std::to_string(withRank1Behind))
+                .c_str());
+        QVERIFY((*rank1)->close().ok());
+    }
+
     // Pages read ahead and dropped unread count as read_but_discarded.
     void unreadReadaheadDroppedIsDiscarded()
     {

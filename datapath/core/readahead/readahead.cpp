@@ -50,6 +50,9 @@ constexpr std::uint64_t kSpanShare = 2;
 // 2-page RPC per chunk: 119-164 MB/s, against 750-1220 MB/s for 2 ranks, whose chunks touch every
 // page and go in large RPCs).
 constexpr std::uint64_t kRpcCostPages = 16;
+// How far short of an RPC boundary the room may fall for a window held by it to reach the
+// boundary all the same: an RPC's cost, and at most this share of the boundary.
+constexpr std::uint64_t kRoomSlackShare = 8;
 // Smallest window the discard feedback shrinks a file to: two reads' worth of pages, and not
 // below an RPC's cost (8 ranks x 4097 B under pressure: 2.5-page windows, 0.15 of unpressured).
 constexpr std::uint64_t kMinPressureReads = 2;
@@ -203,6 +206,19 @@ std::optional<PageRange> ReadaheadPlan::next() noexcept
         ++m_item;
         m_started = false;
     }
+}
+
+bool ReadaheadPlan::inGap(PageIndex page) const noexcept
+{
+    if (m_gapStride == 0) {
+        return false;
+    }
+    // The page's bytes relative to the chunk before it: in the gap when they start after that
+    // chunk ends and end before the next begins.
+    const std::uint64_t at = page << kPageShift;
+    const std::uint64_t phase = m_gapChunkStart % m_gapStride;
+    const std::uint64_t into = (at + m_gapStride - phase) % m_gapStride;
+    return into >= m_gapChunkLength && into + kPageSize <= m_gapStride;
 }
 
 // ---- FileReadahead ----
@@ -607,7 +623,10 @@ ReadaheadPlan FileReadahead::planSequential(const ReadInfo &read, PageIndex star
             m_marker = std::min<PageIndex>(m_lastEnd + untilNext, m_raEnd - 1);
         }
     }
-    issued(pages, async, toEof, lim);
+    // A window the room or the budget cut keeps the stream's pace: the next one asks for as
+    // much again and the room says what goes (sized by the cut, windows of 6-20 pages followed
+    // and the reader overtook them: `pressure` 2 x 47008 B, ~20 waits for a miss a round).
+    issued(std::max(pages, m_windowPages), async, toEof, lim);
     return plan;
 }
 
@@ -681,14 +700,35 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
         return {};
     }
     Fit issue = wanted;
-    const std::uint64_t granted = grant(wanted.pages, lim);
+    std::uint64_t granted = grant(wanted.pages, lim);
     const PageIndex start = m_nextChunk >> kPageShift;
     PageIndex spanEnd = 0; // one span cut at an RPC boundary: where it ends
     if (granted < wanted.pages) {
         const std::uint64_t boundary = read.rpcBoundaryPages;
         const bool heldByRoom = fillGaps && lim.pressure < wanted.pages && boundary > 1;
-        const PageIndex cut = heldByRoom ? (start + granted) / boundary * boundary : 0;
-        if (heldByRoom && cut > start) {
+        PageIndex cut = heldByRoom ? (start + granted) / boundary * boundary : 0;
+        if (heldByRoom) {
+            // A room a few pages short of the next boundary reaches it: the room is an
+            // estimate, and the window cut short of it was a stub (2 ranks x 47008 B: 2 pages
+            // short, a 5-page window, the reader missed in the next one).
+            const PageIndex next = cut + boundary;
+            const std::uint64_t shortBy = next - (start + granted);
+            const std::uint64_t slack = std::min(kRpcCostPages, boundary / kRoomSlackShare);
+            if (shortBy <= slack && next - start <= wanted.pages) {
+                const std::uint64_t extra = m_mount->reserve(shortBy);
+                if (extra == shortBy) {
+                    cut = next;
+                    granted += extra;
+                } else {
+                    m_mount->release(extra);
+                }
+            }
+        }
+        // A cut that leaves less than an RPC's cost is a stub: its pages would go alone and
+        // the marker at its start comes at once, the room no larger (5-page windows, each
+        // followed by a miss): wait for the room as when no boundary is within it.
+        const bool stub = cut > start && cut - start < kRpcCostPages;
+        if (heldByRoom && cut > start && !stub) {
             // Held by the room: the span ends at an RPC boundary, where every rank's window
             // cut by the same room ends too, instead of at a chunk a few pages past another
             // rank's window (2 ranks x 12287 B: ~110 RPCs of 2 pages a round, each the tail
@@ -723,6 +763,11 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
         // Chunks and the gaps between them: one span.
         plan.m_spans[0] = {start, issue.pages};
         plan.m_spanCount = 1;
+        if (m_strideBytes > m_strideLength) {
+            plan.m_gapChunkStart = m_nextChunk;
+            plan.m_gapStride = m_strideBytes;
+            plan.m_gapChunkLength = m_strideLength;
+        }
     } else {
         plan.m_chunkStart = m_nextChunk;
         plan.m_chunkStride = m_strideBytes;
@@ -750,8 +795,10 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
     m_nextChunk += issue.chunks * m_strideBytes;
     // With the gaps read, a window's first chunk comes without its gap: count whole strides, or
     // a window too small for a second chunk would never grow.
-    const std::uint64_t grown =
-        fillGaps ? std::max(issue.pages, issue.chunks * pageCeil(m_strideBytes)) : issue.pages;
+    // A window the room, its span or the budget cut keeps the pace, as a sequential one does.
+    const std::uint64_t grown = std::max(
+        fillGaps ? std::max(issue.pages, issue.chunks * pageCeil(m_strideBytes)) : issue.pages,
+        m_windowPages);
     issued(grown, async, toEof, lim);
     return plan;
 }

@@ -175,6 +175,9 @@ public:
     bool async() const noexcept { return m_async; }
     // The next RPC-sized range, or nothing when the plan is done.
     std::optional<PageRange> next() noexcept;
+    // A page of a stride window read with its gaps that lies wholly in a gap: another rank's
+    // chunk, read ahead for it (false for every other plan).
+    bool inGap(PageIndex page) const noexcept;
 
 private:
     friend class FileReadahead;
@@ -202,6 +205,10 @@ private:
     PageIndex m_cursor = 0;
     bool m_started = false;
     PageIndex m_emittedEnd = 0; // chunks sharing a page emit it once
+    // The reader's own chunks in a window read with its gaps (m_gapStride 0: none).
+    std::uint64_t m_gapChunkStart = 0;
+    std::uint64_t m_gapStride = 0;
+    std::uint64_t m_gapChunkLength = 0;
 };
 
 // Readahead state of one open file.

@@ -73,6 +73,42 @@ ReadaheadMount::Config config(std::uint64_t maxMb, std::uint64_t perFileMb, std:
     return c;
 }
 
+// 2 ranks x 12287 B, rank 0's view, with RPC boundaries every `boundary` pages (see
+// aRanksSpanHeldByTheRoomEndsAtAnRpcBoundary): reads up to the stride's trust.
+struct RankView {
+    static constexpr std::uint64_t kChunk = 12287;
+    static constexpr std::uint64_t kStride = 2 * kChunk;
+    ReadaheadMount mount{config(64, 64, 0)};
+    FileReadahead ra{mount};
+    ReadInfo read;
+    std::uint64_t k = 0;
+
+    explicit RankView(std::uint64_t boundary = 64)
+    {
+        read.length = kChunk;
+        read.fileSize = kGiB;
+        read.fileOpens = 2;
+        read.otherReaders = true;
+        read.rpcBoundaryPages = boundary;
+        for (; k < 3; ++k) {
+            read.offset = k * kStride;
+            (void)ra.onRead(read);
+        }
+    }
+    // The rank's next read that touches the marker, with that room and readahead unread.
+    ReadaheadPlan readAtTheMarker(std::uint64_t room, std::uint64_t unread)
+    {
+        while ((k * kStride + kChunk - 1) / kPageSize < ra.marker()) {
+            ++k;
+        }
+        read.offset = k * kStride;
+        read.cacheRoom = room;
+        read.unreadPages = unread;
+        ++k;
+        return ra.onRead(read);
+    }
+};
+
 } // namespace
 
 class TestReadahead : public QObject {
@@ -755,6 +791,151 @@ private slots:
         QCOMPARE(markerChunk * kStride / kPageSize, ra.marker()); // a chunk's first page
         QVERIFY(markerChunk * kStride > read.offset);
         QCOMPARE(ra.readaheadEnd(), end);
+    }
+
+    void aWindowReadWithItsGapsNamesThem()
+    {
+        // 2 ranks x 47008 B, rank 0's view: 12-page chunks, 11.5-page gaps read with them (one
+        // span). The plan says which pages lie wholly in a gap (rank 1's chunks): the engine
+        // skips those every other reader has read past.
+        ReadaheadMount mount(config(64, 64, 0));
+        FileReadahead ra(mount);
+        ReadInfo read;
+        read.length = kTransfer;
+        read.fileSize = kGiB;
+        read.fileOpens = 2;
+        read.otherReaders = true;
+        ReadaheadPlan plan;
+        for (std::uint64_t k = 0; k < 3; ++k) { // the 3rd read trusts the stride
+            read.offset = k * 2 * kTransfer;
+            plan = ra.onRead(read);
+        }
+        QVERIFY(ra.strideTrusted());
+        const auto ranges = drain(plan);
+        QCOMPARE(ranges.size(), 1u);
+        std::uint64_t gapPages = 0;
+        for (PageIndex page = ranges[0].first; page < ranges[0].end(); ++page) {
+            const std::uint64_t into = (page * kPageSize) % (2 * kTransfer);
+            const bool inGap = into >= kTransfer && into + kPageSize <= 2 * kTransfer;
+            QVERIFY2(plan.inGap(page) == inGap, std::to_string(page).c_str());
+            gapPages += inGap ? 1 : 0;
+        }
+        // 10 whole pages in each 11.5-page gap (23 pages a stride).
+        QVERIFY2(gapPages * 23 + 23 * 10 >= ranges[0].count * 10, std::to_string(gapPages).c_str());
+
+        // A sequential window has no gaps.
+        FileReadahead sequential(mount);
+        read.length = 4 * kPageSize;
+        for (std::uint64_t k = 0; k < 2; ++k) {
+            read.offset = k * read.length;
+            plan = sequential.onRead(read);
+        }
+        const auto window = drain(plan);
+        QVERIFY(!window.empty());
+        for (PageIndex page = window[0].first; page < window.back().end(); ++page) {
+            QVERIFY(!plan.inGap(page));
+        }
+    }
+
+    void aRoomAFewPagesShortOfABoundaryReachesIt()
+    {
+        // The room is an estimate: a few pages short of a boundary, the window reaches it rather
+        // than stop a boundary earlier. Rank 0's first window at the marker, with a third of
+        // 600 pages granted, starts at S and ends at E, the last boundary within S + 200.
+        PageIndex start = 0;
+        PageIndex end = 0;
+        {
+            RankView view;
+            const auto ranges = drain(view.readAtTheMarker(600, 0));
+            QCOMPARE(ranges.size(), 1u);
+            start = ranges[0].first;
+            end = ranges[0].end();
+            QCOMPARE(end, (start + 200) / 64 * 64);
+        }
+        QCOMPARE(end - start, 155u);
+        // The same reads granted E - S - 3 pages (a third of 552 + 48, less the 48; the span
+        // limit, half of that, reaches past E): the window still ends at E, its pages reserved.
+        RankView view;
+        const std::uint64_t reserved = view.mount.pagesInUse();
+        const auto ranges = drain(view.readAtTheMarker(552, 48));
+        QCOMPARE(ranges.size(), 1u);
+        QCOMPARE(ranges[0].first, start);
+        QCOMPARE(ranges[0].end(), end);
+        QCOMPARE(view.mount.pagesInUse(), reserved + (end - start));
+        // 9 pages short (more than an eighth of the boundary): a boundary earlier, as before.
+        RankView shorter;
+        const auto cut = drain(shorter.readAtTheMarker(546, 54));
+        QCOMPARE(cut.size(), 1u);
+        QCOMPARE(cut[0].end(), end - 64);
+    }
+
+    void aStubBeforeABoundaryWaitsForTheRoom()
+    {
+        // A window the room would cut at a boundary a page or two past its start (the rest of a
+        // chunk the last window's boundary split) goes no more: alone it is a 1-3-page RPC and
+        // its marker, at its start, comes at once with the room no larger. It waits for the
+        // room as when no boundary is within it. Boundaries every 60 pages: the first window
+        // ends at E = 300, inside the rank's chunk that starts on page 299.
+        RankView view(60);
+        const auto first = drain(view.readAtTheMarker(600, 0));
+        QCOMPARE(first.size(), 1u);
+        const PageIndex end = first[0].end();
+        QCOMPARE(end, 300u);
+        const std::uint64_t split = end * kPageSize / RankView::kStride * RankView::kStride;
+        QVERIFY(end * kPageSize < split + RankView::kChunk);
+        QCOMPARE(split / kPageSize, 299u);
+        // At the marker: 30 pages granted (a third of 350 + 130, less the 130; the span limit,
+        // 240 pages past the read, reaches past E). Cut at E it would be page 299 alone; short
+        // of the boundary after E by far more than the slack: nothing now, nothing reserved,
+        // the marker on the first page of one of the rank's chunks, before E.
+        const std::uint64_t before = view.mount.pagesInUse();
+        QVERIFY(view.readAtTheMarker(350, 130).empty());
+        QCOMPARE(view.mount.pagesInUse(), before);
+        const PageIndex marker = view.ra.marker();
+        QVERIFY2(marker < end, std::to_string(marker).c_str());
+        const std::uint64_t markerChunk =
+            (marker * kPageSize + RankView::kStride - 1) / RankView::kStride;
+        QCOMPARE(markerChunk * RankView::kStride / kPageSize, marker);
+        QCOMPARE(view.ra.readaheadEnd(), end);
+    }
+
+    void aWindowTheRoomCutKeepsThePace()
+    {
+        // A window the room (or its span, or the budget) cut does not set the size of the next
+        // one: it asks for as much again and the room decides. Sized by the cut, windows shrank
+        // to a few pages and the reader overtook them.
+        RankView view;
+        (void)drain(view.readAtTheMarker(600, 0));
+        const std::uint64_t paced = view.ra.windowPages();
+        QCOMPARE(paced, 156u); // 155 pages, counted in whole strides
+        // The next marker with a span of 105 pages past the read: one chunk goes.
+        const auto small = drain(view.readAtTheMarker(210, 0));
+        QCOMPARE(small.size(), 1u);
+        QVERIFY(small[0].count <= 4);
+        QCOMPARE(view.ra.windowPages(), paced);
+
+        // A sequential stream likewise: 16-page reads, windows of 64 then 256 pages; at the
+        // next marker, room for 100 pages cuts the window to the boundary after 80 + 256.
+        ReadaheadMount mount(config(64, 64, 0));
+        FileReadahead ra(mount);
+        ReadInfo read;
+        read.length = 16 * kPageSize;
+        read.fileSize = kGiB;
+        read.rpcBoundaryPages = 64;
+        read.offset = 0;
+        (void)drain(ra.onRead(read));
+        read.offset = read.length;
+        (void)drain(ra.onRead(read));
+        QCOMPARE(ra.windowPages(), 256u);
+        QCOMPARE(ra.marker(), 80u);
+        read.offset = 80 * kPageSize;
+        read.cacheRoom = 100;
+        read.unreadPages = 0;
+        const auto cut = drain(ra.onRead(read));
+        QCOMPARE(cut.size(), 1u);
+        QCOMPARE(cut[0].first, 336u);
+        QCOMPARE(cut[0].end(), 384u);
+        QCOMPARE(ra.windowPages(), 256u);
     }
 
     void stridedRanksOfOneFileShareAThirdOfTheRoom()
