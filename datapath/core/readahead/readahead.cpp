@@ -623,10 +623,7 @@ ReadaheadPlan FileReadahead::planSequential(const ReadInfo &read, PageIndex star
             m_marker = std::min<PageIndex>(m_lastEnd + untilNext, m_raEnd - 1);
         }
     }
-    // A window the room or the budget cut keeps the stream's pace: the next one asks for as
-    // much again and the room says what goes (sized by the cut, windows of 6-20 pages followed
-    // and the reader overtook them: `pressure` 2 x 47008 B, ~20 waits for a miss a round).
-    issued(std::max(pages, m_windowPages), async, toEof, lim);
+    issued(pages, async, toEof, lim);
     return plan;
 }
 
@@ -795,10 +792,8 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
     m_nextChunk += issue.chunks * m_strideBytes;
     // With the gaps read, a window's first chunk comes without its gap: count whole strides, or
     // a window too small for a second chunk would never grow.
-    // A window the room, its span or the budget cut keeps the pace, as a sequential one does.
-    const std::uint64_t grown = std::max(
-        fillGaps ? std::max(issue.pages, issue.chunks * pageCeil(m_strideBytes)) : issue.pages,
-        m_windowPages);
+    const std::uint64_t grown =
+        fillGaps ? std::max(issue.pages, issue.chunks * pageCeil(m_strideBytes)) : issue.pages;
     issued(grown, async, toEof, lim);
     return plan;
 }

@@ -899,45 +899,6 @@ private slots:
         QCOMPARE(view.ra.readaheadEnd(), end);
     }
 
-    void aWindowTheRoomCutKeepsThePace()
-    {
-        // A window the room (or its span, or the budget) cut does not set the size of the next
-        // one: it asks for as much again and the room decides. Sized by the cut, windows shrank
-        // to a few pages and the reader overtook them.
-        RankView view;
-        (void)drain(view.readAtTheMarker(600, 0));
-        const std::uint64_t paced = view.ra.windowPages();
-        QCOMPARE(paced, 156u); // 155 pages, counted in whole strides
-        // The next marker with a span of 105 pages past the read: one chunk goes.
-        const auto small = drain(view.readAtTheMarker(210, 0));
-        QCOMPARE(small.size(), 1u);
-        QVERIFY(small[0].count <= 4);
-        QCOMPARE(view.ra.windowPages(), paced);
-
-        // A sequential stream likewise: 16-page reads, windows of 64 then 256 pages; at the
-        // next marker, room for 100 pages cuts the window to the boundary after 80 + 256.
-        ReadaheadMount mount(config(64, 64, 0));
-        FileReadahead ra(mount);
-        ReadInfo read;
-        read.length = 16 * kPageSize;
-        read.fileSize = kGiB;
-        read.rpcBoundaryPages = 64;
-        read.offset = 0;
-        (void)drain(ra.onRead(read));
-        read.offset = read.length;
-        (void)drain(ra.onRead(read));
-        QCOMPARE(ra.windowPages(), 256u);
-        QCOMPARE(ra.marker(), 80u);
-        read.offset = 80 * kPageSize;
-        read.cacheRoom = 100;
-        read.unreadPages = 0;
-        const auto cut = drain(ra.onRead(read));
-        QCOMPARE(cut.size(), 1u);
-        QCOMPARE(cut[0].first, 336u);
-        QCOMPARE(cut[0].end(), 384u);
-        QCOMPARE(ra.windowPages(), 256u);
-    }
-
     void stridedRanksOfOneFileShareAThirdOfTheRoom()
     {
         // 3 ranks x 4097 B, rank 0's view. Ranks of one file on the mount (otherReaders) may
