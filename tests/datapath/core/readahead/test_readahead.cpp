@@ -735,62 +735,39 @@ private slots:
         // as a 2-page RPC. So a span the room cuts ends at an RPC boundary (64 pages here), and
         // when no boundary is within the room while enough is read ahead, nothing goes now: the
         // marker moves to one of the rank's own chunks, by which the room should have grown.
-        constexpr std::uint64_t kChunk = 12287;
-        constexpr std::uint64_t kStride = 2 * kChunk;
+        constexpr std::uint64_t kStride = RankView::kStride;
         constexpr std::uint64_t kBoundary = 64;
-        ReadaheadMount mount(config(64, 64, 0));
-        FileReadahead ra(mount);
-        ReadInfo read;
-        read.length = kChunk;
-        read.fileSize = kGiB;
-        read.fileOpens = 2;
-        read.otherReaders = true;
-        read.rpcBoundaryPages = kBoundary;
-        std::uint64_t k = 0;
-        const auto readAtTheMarker = [&](std::uint64_t room, std::uint64_t unread) {
-            while ((k * kStride + kChunk - 1) / kPageSize < ra.marker()) {
-                ++k;
-            }
-            read.offset = k * kStride;
-            read.cacheRoom = room;
-            read.unreadPages = unread;
-            ++k;
-            return ra.onRead(read);
-        };
-        for (; k < 3; ++k) { // the 3rd read trusts the stride
-            read.offset = k * kStride;
-            (void)ra.onRead(read);
-        }
-        QVERIFY(ra.strideTrusted());
-        const std::uint64_t reserved = mount.pagesInUse();
+        RankView view(kBoundary);
+        QVERIFY(view.ra.strideTrusted()); // the 3rd read trusts the stride
+        const std::uint64_t reserved = view.mount.pagesInUse();
 
         // A third of 600 pages: 200 granted, of a window the span limit (300 pages past the
         // read) lets reach further. It starts at the next chunk and ends at the last boundary
         // within the 200.
-        auto plan = readAtTheMarker(600, 0);
+        auto plan = view.readAtTheMarker(600, 0);
         const auto ranges = drain(plan);
         QCOMPARE(ranges.size(), 1u);
         const PageIndex start = ranges[0].first;
         const PageIndex end = ranges[0].end();
         QCOMPARE(end, (start + 200) / kBoundary * kBoundary);
         QVERIFY2(end > start, (std::to_string(start) + ".." + std::to_string(end)).c_str());
-        QCOMPARE(ra.readaheadEnd(), end);
-        QCOMPARE(ra.marker(), start);
-        QCOMPARE(mount.pagesInUse(), reserved + (end - start)); // the rest given back
+        QCOMPARE(view.ra.readaheadEnd(), end);
+        QCOMPARE(view.ra.marker(), start);
+        QCOMPARE(view.mount.pagesInUse(), reserved + (end - start)); // the rest given back
 
         // At the marker again, 330 pages of room and 120 unread grant 30 (a third of 450, less
         // the 120), short of the next boundary, while the window ahead is read ahead already:
         // nothing now, nothing reserved, and the marker on the first page of a chunk the rank
         // reads, before the window's end.
-        const std::uint64_t before = mount.pagesInUse();
-        QVERIFY(readAtTheMarker(330, 120).empty());
-        QCOMPARE(mount.pagesInUse(), before);
-        QVERIFY(ra.marker() != FileReadahead::kNoMarker);
-        QVERIFY2(ra.marker() < end, std::to_string(ra.marker()).c_str());
-        const std::uint64_t markerChunk = (ra.marker() * kPageSize + kStride - 1) / kStride;
-        QCOMPARE(markerChunk * kStride / kPageSize, ra.marker()); // a chunk's first page
-        QVERIFY(markerChunk * kStride > read.offset);
-        QCOMPARE(ra.readaheadEnd(), end);
+        const std::uint64_t before = view.mount.pagesInUse();
+        QVERIFY(view.readAtTheMarker(330, 120).empty());
+        QCOMPARE(view.mount.pagesInUse(), before);
+        QVERIFY(view.ra.marker() != FileReadahead::kNoMarker);
+        QVERIFY2(view.ra.marker() < end, std::to_string(view.ra.marker()).c_str());
+        const std::uint64_t markerChunk = (view.ra.marker() * kPageSize + kStride - 1) / kStride;
+        QCOMPARE(markerChunk * kStride / kPageSize, view.ra.marker()); // a chunk's first page
+        QVERIFY(markerChunk * kStride > view.read.offset);
+        QCOMPARE(view.ra.readaheadEnd(), end);
     }
 
     void aWindowReadWithItsGapsNamesThem()
