@@ -486,28 +486,28 @@ void FileReaders::remove(const std::atomic<std::uint64_t> &position)
     std::erase(m_positions, &position);
 }
 
-std::uint64_t FileReaders::slowest(const std::atomic<std::uint64_t> &self) const
+std::uint64_t FileReaders::lowestOther(const std::atomic<std::uint64_t> &self,
+                                       std::uint64_t notReadYet) const
 {
     std::lock_guard guard(m_mutex);
-    std::uint64_t slowest = cache::kNoPosition;
+    std::uint64_t lowest = cache::kNoPosition;
     for (const std::atomic<std::uint64_t> *position : m_positions) {
         if (position != &self) {
-            slowest = std::min(slowest, position->load(std::memory_order_relaxed));
+            const std::uint64_t at = position->load(std::memory_order_relaxed);
+            lowest = std::min(lowest, at == cache::kNoPosition ? notReadYet : at);
         }
     }
-    return slowest;
+    return lowest;
+}
+
+std::uint64_t FileReaders::slowest(const std::atomic<std::uint64_t> &self) const
+{
+    return lowestOther(self, cache::kNoPosition);
 }
 
 std::uint64_t FileReaders::passedByOthers(const std::atomic<std::uint64_t> &self) const
 {
-    std::lock_guard guard(m_mutex);
-    std::uint64_t passed = cache::kNoPosition;
-    for (const std::atomic<std::uint64_t> *position : m_positions) {
-        if (position != &self) {
-            const std::uint64_t at = position->load(std::memory_order_relaxed);
-            passed = std::min(passed, at == cache::kNoPosition ? 0 : at);
-        }
-    }
+    const std::uint64_t passed = lowestOther(self, 0);
     return passed == cache::kNoPosition ? 0 : passed;
 }
 

@@ -59,6 +59,11 @@ public:
     std::uint64_t passedByOthers(const std::atomic<std::uint64_t> &self) const;
 
 private:
+    // The lowest position of the readers but `self`, one that has not read counting as
+    // `notReadYet`; cache::kNoPosition when there is none.
+    std::uint64_t lowestOther(const std::atomic<std::uint64_t> &self,
+                              std::uint64_t notReadYet) const;
+
     mutable std::mutex m_mutex; // one file's opens and closes, and readers far ahead
     std::vector<const std::atomic<std::uint64_t> *> m_positions;
 };

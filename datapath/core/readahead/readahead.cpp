@@ -210,15 +210,15 @@ std::optional<PageRange> ReadaheadPlan::next() noexcept
 
 bool ReadaheadPlan::inGap(PageIndex page) const noexcept
 {
-    if (m_gapStride == 0) {
-        return false;
+    if (m_chunkCount != 0 || m_chunkStride == 0) {
+        return false; // chunks alone, or no stride
     }
     // The page's bytes relative to the chunk before it: in the gap when they start after that
-    // chunk ends and end before the next begins.
+    // chunk ends and end before the next begins (never when chunks touch or overlap).
     const std::uint64_t at = page << kPageShift;
-    const std::uint64_t phase = m_gapChunkStart % m_gapStride;
-    const std::uint64_t into = (at + m_gapStride - phase) % m_gapStride;
-    return into >= m_gapChunkLength && into + kPageSize <= m_gapStride;
+    const std::uint64_t phase = m_chunkStart % m_chunkStride;
+    const std::uint64_t into = (at + m_chunkStride - phase) % m_chunkStride;
+    return into >= m_chunkLength && into + kPageSize <= m_chunkStride;
 }
 
 // ---- FileReadahead ----
@@ -763,18 +763,13 @@ ReadaheadPlan FileReadahead::planStride(const ReadInfo &read, std::uint64_t want
         // Chunks and the gaps between them: one span.
         plan.m_spans[0] = {start, issue.pages};
         plan.m_spanCount = 1;
-        if (m_strideBytes > m_strideLength) {
-            plan.m_gapChunkStart = m_nextChunk;
-            plan.m_gapStride = m_strideBytes;
-            plan.m_gapChunkLength = m_strideLength;
-        }
     } else {
-        plan.m_chunkStart = m_nextChunk;
-        plan.m_chunkStride = m_strideBytes;
-        plan.m_chunkLength = m_strideLength;
         plan.m_chunkCount = issue.chunks;
         plan.m_fileSize = read.fileSize;
     }
+    plan.m_chunkStart = m_nextChunk;
+    plan.m_chunkStride = m_strideBytes;
+    plan.m_chunkLength = m_strideLength;
     plan.m_maxPagesPerRpc = std::max<std::uint32_t>(read.maxPagesPerRpc, 1);
     plan.m_pages = issue.pages;
     plan.m_async = async;

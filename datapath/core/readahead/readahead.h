@@ -188,7 +188,9 @@ private:
     }
     PageRange span(std::uint64_t item) const noexcept;
 
-    // Up to two plain spans (whole-file readahead around the read), or stride chunks.
+    // Up to two plain spans (whole-file readahead around the read), or stride chunks
+    // (m_chunkCount of them). A stride window read with its gaps is one span and keeps its
+    // chunks' start, stride and length for inGap (m_chunkCount 0).
     PageRange m_spans[2];
     std::uint32_t m_spanCount = 0;
     std::uint64_t m_chunkStart = 0; // byte offset of the first stride chunk
@@ -205,10 +207,6 @@ private:
     PageIndex m_cursor = 0;
     bool m_started = false;
     PageIndex m_emittedEnd = 0; // chunks sharing a page emit it once
-    // The reader's own chunks in a window read with its gaps (m_gapStride 0: none).
-    std::uint64_t m_gapChunkStart = 0;
-    std::uint64_t m_gapStride = 0;
-    std::uint64_t m_gapChunkLength = 0;
 };
 
 // Readahead state of one open file.
