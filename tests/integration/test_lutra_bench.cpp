@@ -61,6 +61,9 @@ void verifyCost(const QJsonObject &cost, double pagesFetchedPerRound)
              qPrintable(QString::number(rpcs)));
     QVERIFY2(capacity >= 0.98 * pagesFetchedPerRound,
              qPrintable(QString("%1 < %2").arg(capacity).arg(pagesFetchedPerRound)));
+    // Each RPC counts itself among those in flight as it leaves; rpc_stats' last row is 31.
+    const double inFlight = cost["read_rpcs_in_flight_mean"].toDouble();
+    QVERIFY2(inFlight >= 1.0 && inFlight <= 31.0, qPrintable(QString::number(inFlight)));
 }
 
 // A client mode's report: its mode, the named ratios positive, read_ahead_stats deltas present.

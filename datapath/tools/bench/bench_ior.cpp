@@ -230,8 +230,9 @@ Status sequentialRead(client::File &file, std::uint64_t fileBytes, unsigned rank
 
 struct ReadPhase {
     double seconds = 0;
-    double cpuSeconds = 0;                           // client and targets
-    std::map<std::uint64_t, std::uint64_t> readRpcs; // pages per RPC (bucket) to RPCs
+    double cpuSeconds = 0;                                   // client and targets
+    std::map<std::uint64_t, std::uint64_t> readRpcs;         // pages per RPC (bucket) to RPCs
+    std::map<std::uint64_t, std::uint64_t> readRpcsInFlight; // in flight as each left, to RPCs
     ReadAheadCounts before;
     ReadAheadCounts after;
 };
@@ -246,16 +247,22 @@ Result<ReadPhase> coldRead(BenchCluster &cluster, const std::function<Result<dou
     phase.before = cluster.readAheadStats();
     const double cpuBefore = cluster.cpuSeconds();
     const auto rpcsBefore = cluster.readRpcs();
+    const auto inFlightBefore = cluster.readRpcsInFlight();
     auto seconds = read();
     if (!seconds) {
         return seconds.status();
     }
     phase.cpuSeconds = cluster.cpuSeconds() - cpuBefore;
-    phase.readRpcs = cluster.readRpcs();
-    for (auto &[pages, rpcs] : phase.readRpcs) {
-        const auto before = rpcsBefore.find(pages);
-        rpcs -= before == rpcsBefore.end() ? 0 : before->second;
-    }
+    const auto since = [](std::map<std::uint64_t, std::uint64_t> now,
+                          const std::map<std::uint64_t, std::uint64_t> &before) {
+        for (auto &[bucket, rpcs] : now) {
+            const auto it = before.find(bucket);
+            rpcs -= it == before.end() ? 0 : it->second;
+        }
+        return now;
+    };
+    phase.readRpcs = since(cluster.readRpcs(), rpcsBefore);
+    phase.readRpcsInFlight = since(cluster.readRpcsInFlight(), inFlightBefore);
     phase.seconds = *seconds;
     phase.after = cluster.readAheadStats();
     return phase;
@@ -273,6 +280,9 @@ public:
         m_cpuSeconds += phase.cpuSeconds;
         for (const auto &[pages, rpcs] : phase.readRpcs) {
             m_readRpcs[pages] += rpcs;
+        }
+        for (const auto &[inFlight, rpcs] : phase.readRpcsInFlight) {
+            m_readRpcsInFlight[inFlight] += rpcs;
         }
         ++m_phases;
     }
@@ -292,10 +302,20 @@ public:
                 perRound[std::to_string(bucket)] = rounded(static_cast<double>(count) / phases);
             }
         }
+        // How deep a target's pipeline ran: the mean of RPCs in flight as each left (itself
+        // counted), a target's RPCs alone (the histogram's buckets are exact counts).
+        std::uint64_t sent = 0;
+        std::uint64_t depth = 0;
+        for (const auto &[inFlight, count] : m_readRpcsInFlight) {
+            sent += count;
+            depth += inFlight * count;
+        }
         return {{"cores_busy", rounded(m_seconds > 0 ? m_cpuSeconds / m_seconds : 0)},
                 {"cpu_us_per_page", rounded(pages > 0 ? m_cpuSeconds * 1e6 / pages : 0)},
                 {"read_rpcs_per_round", rounded(static_cast<double>(rpcs) / phases)},
-                {"read_rpcs_per_round_by_pages", perRound}};
+                {"read_rpcs_per_round_by_pages", perRound},
+                {"read_rpcs_in_flight_mean",
+                 rounded(sent > 0 ? static_cast<double>(depth) / static_cast<double>(sent) : 0)}};
     }
     std::uint64_t operator[](const std::string &name) const
     {
@@ -318,6 +338,7 @@ private:
     double m_seconds = 0;
     double m_cpuSeconds = 0;
     std::map<std::uint64_t, std::uint64_t> m_readRpcs;
+    std::map<std::uint64_t, std::uint64_t> m_readRpcsInFlight;
     unsigned m_phases = 0;
 };
 

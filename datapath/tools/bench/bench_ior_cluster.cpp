@@ -129,9 +129,8 @@ ReadAheadCounts BenchCluster::readAheadStats()
     return counts;
 }
 
-std::map<std::uint64_t, std::uint64_t> BenchCluster::readRpcs()
+std::map<std::uint64_t, std::uint64_t> BenchCluster::rpcHistogram(std::string_view prefix)
 {
-    constexpr std::string_view kPrefix = "read_pages_per_rpc_";
     std::map<std::uint64_t, std::uint64_t> rpcs;
     auto blocks = m_registry.counters("osc.*.rpc_stats");
     if (!blocks) {
@@ -139,12 +138,22 @@ std::map<std::uint64_t, std::uint64_t> BenchCluster::readRpcs()
     }
     for (const auto &[name, snapshot] : *blocks) {
         for (const auto &counter : snapshot.counters) {
-            if (counter.name.starts_with(kPrefix)) {
-                rpcs[std::stoull(counter.name.substr(kPrefix.size()))] += counter.samples;
+            if (counter.name.starts_with(prefix)) {
+                rpcs[std::stoull(counter.name.substr(prefix.size()))] += counter.samples;
             }
         }
     }
     return rpcs;
+}
+
+std::map<std::uint64_t, std::uint64_t> BenchCluster::readRpcs()
+{
+    return rpcHistogram("read_pages_per_rpc_");
+}
+
+std::map<std::uint64_t, std::uint64_t> BenchCluster::readRpcsInFlight()
+{
+    return rpcHistogram("read_rpcs_in_flight_");
 }
 
 double BenchCluster::cpuSeconds() const

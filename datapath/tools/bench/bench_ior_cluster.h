@@ -53,6 +53,9 @@ public:
     // Bulk read RPCs sent so far to every target, by pages per RPC (osc.*.rpc_stats' histogram:
     // Lustre's row label, a power of two, to RPCs).
     std::map<std::uint64_t, std::uint64_t> readRpcs();
+    // The same RPCs by how many read RPCs their target had in flight as each left, itself
+    // counted (osc.*.rpc_stats' rpcs-in-flight histogram): how deep each target's pipeline ran.
+    std::map<std::uint64_t, std::uint64_t> readRpcsInFlight();
     // CPU seconds used so far by this process (the client: ranks, transport threads) and by the
     // targets it spawned: with wall time, it tells a phase that computes from one that waits.
     double cpuSeconds() const;
@@ -61,6 +64,9 @@ public:
 
 private:
     BenchCluster() = default;
+    // One of osc.*.rpc_stats' histograms summed over the targets: bucket (the counter name's
+    // number after `prefix`) to RPCs.
+    std::map<std::uint64_t, std::uint64_t> rpcHistogram(std::string_view prefix);
 
     LoopOptions m_loop;
     std::uint64_t m_stripeSize = 0;
