@@ -26,14 +26,6 @@ constexpr std::uint64_t kLoneStreamShare = 2;
 // chunks lie between. `pressure` 8 x 4097 B with that wait: 1.01 pages fetched per file page with
 // a third as with a quarter, 183-185 read RPCs a round against 245-251.
 constexpr std::uint64_t kFileRanksShare = 3;
-// Two such ranks may take half: with a third each window was one row of stripes, one RPC a target
-// in flight (rpc_stats' mean 1.25), so a second client I/O thread had nothing to receive
-// (`pressure` 2 x 47008 B with two: 0.82-0.86 of unpressured; with half 1.57 in flight and
-// 0.94-1.01). Their span limit is the whole room: at half it cut their windows before the share
-// did, off the RPC boundaries (2 x 12287 B: ~10 more read RPCs a round; the model missed 179
-// pages of 2 x 47008 B against 64). Three or four ranks with half discarded 0.6-1.5 % (against
-// 0.03-0.45 %), and 7-8 ranks x 12287 B out of step fetched pages twice in the model.
-constexpr std::uint64_t kTwoFileRanksShare = 2;
 // The file's only reader on the mount, reading sequentially: nothing else in the cache is worth
 // keeping but what is ahead of it, so it may hold 7/8 of the room (the rest: slack for the
 // pages it reads while a window comes). With half, a window of a quarter of the cache went out
@@ -283,19 +275,15 @@ FileReadahead::Limits FileReadahead::limits(const ReadInfo &read, std::uint64_t 
         const std::uint64_t held = read.cacheRoom + unread;
         // A lone stream's share leaves room for two of its reads (kReadsOutsideTheShare).
         const std::uint64_t readsRoom = kReadsOutsideTheShare * readPages;
-        const bool fileRanks = m_mode == Mode::stride && read.otherReaders;
-        const bool twoRanks = fileRanks && read.fileOpens == 2;
         const std::uint64_t share =
-            !lone ? held / (twoRanks    ? kTwoFileRanksShare
-                            : fileRanks ? kFileRanksShare
-                                        : kRoomShare)
+            !lone ? held /
+                        (m_mode == Mode::stride && read.otherReaders ? kFileRanksShare : kRoomShare)
                   : std::min(read.otherReaders
                                  ? held / kLoneStreamShare
                                  : held / kOnlyReaderShareDivisor * kOnlyReaderShareNumerator,
                              held > readsRoom ? held - readsRoom : 0);
         limits.pressure = std::min(limits.pressure, share > unread ? share - unread : 0);
-        // Two ranks' chunks alternate: their span is about their window, whose share bounds it.
-        limits.span = twoRanks ? held : held / kSpanShare;
+        limits.span = (read.cacheRoom + unread) / kSpanShare;
         if (read.missingPages != 0 && readPages < kRpcCostPages) {
             limits.missFloor = std::min(kMissWindowPages, held / kMissWindowShare);
         }
