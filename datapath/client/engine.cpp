@@ -6,6 +6,7 @@
 #include "core/readahead/readahead.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <limits>
@@ -374,11 +375,21 @@ Result<std::unique_ptr<Engine>> Engine::create(Options options, std::vector<RpcS
     trailingTimeouts.read = [self] {
         return params::Value(static_cast<std::int64_t>(self->trailingReaderWaitTimeouts.load()));
     };
+    params::Binding slowReads;
+    slowReads.read = [self] {
+        return params::Value(static_cast<std::int64_t>(self->slowReads.load()));
+    };
+    params::Binding slowReadTime;
+    slowReadTime.read = [self] {
+        return params::Value(static_cast<std::int64_t>(self->slowReadMicroseconds.load()));
+    };
     std::vector<params::BindRow> rows;
     rows.push_back({"fast_read", std::move(fastRead), {}});
     rows.push_back({"trailing_reader_wait_ms", std::move(trailingWait), {}});
     rows.push_back({"trailing_reader_waits", std::move(trailingWaits), {}});
     rows.push_back({"trailing_reader_wait_timeouts", std::move(trailingTimeouts), {}});
+    rows.push_back({"slow_reads", std::move(slowReads), {}});
+    rows.push_back({"slow_read_us", std::move(slowReadTime), {}});
     if (auto status = params::bindGroup(group, params::catalog::kLliteEngine,
                                         engine->options.fsName, std::move(rows));
         !status) {
@@ -471,7 +482,17 @@ Status Engine::readFile(FileData &file, std::uint64_t offset, std::span<std::byt
         }
     }
     readahead.onFastReadFailed();
-    return readSlow(file, offset, out, offset + done, fileSize, touchesMarker);
+    // What the slow path costs the readers (its waits for pages, locks and a trailing reader
+    // included): a clock read each way on a path that takes locks and sends RPCs anyway.
+    const auto started = std::chrono::steady_clock::now();
+    Status status = readSlow(file, offset, out, offset + done, fileSize, touchesMarker);
+    slowReadMicroseconds.fetch_add(
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::steady_clock::now() - started)
+                                       .count()),
+        std::memory_order_relaxed);
+    slowReads.fetch_add(1, std::memory_order_relaxed);
+    return status;
 }
 
 void FileReaders::add(const std::atomic<std::uint64_t> &position)

@@ -242,6 +242,10 @@ public:
         params::catalog::defaultOf(params::catalog::kLliteEngine, "trailing_reader_wait_ms")};
     std::atomic<std::uint64_t> trailingReaderWaits{0};
     std::atomic<std::uint64_t> trailingReaderWaitTimeouts{0};
+    // Reads the fast path could not serve, and the time readers spent in them (slow_reads,
+    // slow_read_us).
+    std::atomic<std::uint64_t> slowReads{0};
+    std::atomic<std::uint64_t> slowReadMicroseconds{0};
 
     std::vector<std::unique_ptr<TargetContext>> targets;
     cache::PageCache cache;

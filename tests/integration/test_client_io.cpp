@@ -1117,6 +1117,36 @@ private slots:
         QVERIFY(counter(registry, "llite.lutra.read_ahead_stats", "failed_to_fast_read") > before);
     }
 
+    // llite.<fs>.slow_reads counts the reads the fast path could not serve, slow_read_us the
+    // time readers spent in them: a cached read moves neither, a read with fast_read off one.
+    void slowReadsAreCountedWithTheirTime()
+    {
+        params::Registry registry;
+        auto client = mount(&registry);
+        auto file = client->open("slow", kOpenRead | kOpenWrite | kOpenCreate);
+        const auto data = pattern(64 * 1024, 9);
+        QVERIFY((*file)->pwrite(data, 0).ok());
+        std::vector<std::byte> back(data.size());
+        QCOMPARE(*(*file)->pread(back, 0), data.size()); // learns the file: may be slow
+        const auto reads = [&] { return std::stoull(value(registry, "llite.lutra.slow_reads")); };
+        const auto micros = [&] {
+            return std::stoull(value(registry, "llite.lutra.slow_read_us"));
+        };
+        const std::uint64_t before = reads();
+        const std::uint64_t microsBefore = micros();
+        for (int i = 0; i < 4; ++i) {
+            QCOMPARE(*(*file)->pread(back, 0), data.size());
+        }
+        QCOMPARE(reads(), before);
+        QCOMPARE(micros(), microsBefore);
+        const params::Assignment off{"llite.lutra.fast_read", "off"};
+        QVERIFY(registry.set(std::span(&off, 1), "test").status.ok());
+        QCOMPARE(*(*file)->pread(back, 0), data.size());
+        QVERIFY(back == data);
+        QCOMPARE(reads(), before + 1);
+        QVERIFY(micros() >= microsBefore);
+    }
+
     // The fast read keeps the thread's job and checks only its version: a job switch on the
     // thread (an override) or a jobid_var change counts the next fast read in the new job.
     void fastReadCountsTheJobOfTheMoment()

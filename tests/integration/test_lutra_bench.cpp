@@ -419,6 +419,10 @@ private slots:
         for (const auto &round : results["rounds"].toArray()) {
             QVERIFY(round.toObject()["pressured_rank_spread_pages"].toObject().contains("p90"));
         }
+        // A cold read's first reads miss: both sides spent time in slow reads.
+        for (const char *what : {"slow_reads_per_round", "slow_read_ms_per_round"}) {
+            verifyPositive(results[what].toObject(), {"pressured", "unpressured"});
+        }
         // --cache-percent: the pressured limit follows it (7 MiB file: half is 3 MB).
         const auto half = runBench({"--json", "pressure", "--segments", "40", "--cache-percent",
                                     "50", "--rounds", "1", "--duration", "0"},

@@ -801,6 +801,9 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
         // Reads that waited for the file's trailing rank, and waits that ran out.
         std::uint64_t waits[2] = {0, 0};
         std::uint64_t waitTimeouts[2] = {0, 0};
+        // Reads the fast path could not serve, and the readers' time in them.
+        std::uint64_t slowReads[2] = {0, 0};
+        std::uint64_t slowReadUs[2] = {0, 0};
         std::vector<double> spreads[2]; // unpressured, pressured
         nlohmann::json rounds = nlohmann::json::array();
         const RoundPlan plan(ior, loop);
@@ -813,11 +816,15 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
                 cacheFull = 0;
                 const std::uint64_t waitsBefore = c.lliteNumber("trailing_reader_waits");
                 const std::uint64_t timeoutsBefore = c.lliteNumber("trailing_reader_wait_timeouts");
+                const std::uint64_t slowBefore = c.lliteNumber("slow_reads");
+                const std::uint64_t slowUsBefore = c.lliteNumber("slow_read_us");
                 auto phase = readWith(which == 0 ? enough : std::to_string(pressuredMb));
                 retries[which] += cacheFull.exchange(0);
                 waits[which] += c.lliteNumber("trailing_reader_waits") - waitsBefore;
                 waitTimeouts[which] +=
                     c.lliteNumber("trailing_reader_wait_timeouts") - timeoutsBefore;
+                slowReads[which] += c.lliteNumber("slow_reads") - slowBefore;
+                slowReadUs[which] += c.lliteNumber("slow_read_us") - slowUsBefore;
                 const std::size_t before = spreads[which].size();
                 spread.takeSamples(spreads[which]);
                 roundSpread[which] =
@@ -865,6 +872,12 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
         report.results["trailing_reader_wait_timeouts_per_round"] = {
             {"pressured", rounded(static_cast<double>(waitTimeouts[1]) / round)},
             {"unpressured", rounded(static_cast<double>(waitTimeouts[0]) / round)}};
+        report.results["slow_reads_per_round"] = {
+            {"pressured", rounded(static_cast<double>(slowReads[1]) / round)},
+            {"unpressured", rounded(static_cast<double>(slowReads[0]) / round)}};
+        report.results["slow_read_ms_per_round"] = {
+            {"pressured", rounded(static_cast<double>(slowReadUs[1]) / 1000.0 / round)},
+            {"unpressured", rounded(static_cast<double>(slowReadUs[0]) / 1000.0 / round)}};
         report.results["pressured_cache_full_retries"] = retries[1];
         report.results["rounds"] = rounds;
         reportFetched(report, pressuredStats, fileBytes, round);
