@@ -242,8 +242,8 @@ public:
         params::catalog::defaultOf(params::catalog::kLliteEngine, "trailing_reader_wait_ms")};
     std::atomic<std::uint64_t> trailingReaderWaits{0};
     std::atomic<std::uint64_t> trailingReaderWaitTimeouts{0};
-    // Reads the fast path could not serve, and the time readers spent in them (slow_reads,
-    // slow_read_us).
+    // Reads the fast path found short of cached pages, that reached the readahead marker or are
+    // an open's first, and the time readers spent in them (slow_reads, slow_read_us).
     std::atomic<std::uint64_t> slowReads{0};
     std::atomic<std::uint64_t> slowReadMicroseconds{0};
 

@@ -323,8 +323,8 @@ inline constexpr std::array kLliteEngineDefinitions{
     gauge("trailing_reader_waits", "reads that waited for a trailing reader of their file"),
     gauge("trailing_reader_wait_timeouts",
           "of those, waits that ran out (after four in a row, that open waits no more)"),
-    gauge("slow_reads", "reads the fast path could not serve (a miss, the readahead marker, "
-                        "fast_read off)"),
+    gauge("slow_reads", "reads that missed a page, reached the readahead marker or were an "
+                        "open's first (fast_read off: only marker reads)"),
     gauge("slow_read_us", "microseconds readers spent in those reads, waits for their pages, "
                           "locks and a trailing reader included"),
 };
