@@ -801,7 +801,7 @@ Result<Report> runPressureBench(const BenchOptions &options, const LoopOptions &
         // Reads that waited for the file's trailing rank, and waits that ran out.
         std::uint64_t waits[2] = {0, 0};
         std::uint64_t waitTimeouts[2] = {0, 0};
-        // Reads the fast path could not serve, and the readers' time in them.
+        // Reads that missed, reached the marker or were an open's first, and the time in them.
         std::uint64_t slowReads[2] = {0, 0};
         std::uint64_t slowReadUs[2] = {0, 0};
         std::vector<double> spreads[2]; // unpressured, pressured

@@ -131,8 +131,8 @@ Status soakJobFlush(std::uint64_t seed, unsigned cycles, SoakTally &tally)
         return values ? (*values)[jobStats] : std::string();
     };
     // Whether the target's job_stats show `job`'s reads above `bytes`. A zero-copy read is
-    // tallied once its send is done, which can be just after the client has the reply (one cycle
-    // in ~60 reported a flushed block "cached" that the target did read): wait up to 2 s.
+    // tallied once its send is done, which can be just after the client has the reply (4 cycles
+    // in 320 reported a flushed block "cached" that the target did read): wait up to 2 s.
     const auto readShows = [&](const std::string &job, std::uint64_t bytes) {
         const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
         for (;;) {
