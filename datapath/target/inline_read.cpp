@@ -14,8 +14,9 @@ constexpr std::size_t kErrorReplyBytes = kMaxErrorMessageLength + 256;
 } // namespace
 
 bool TargetServer::Impl::serveReadInline(transport::Connection &connection, Session &session,
-                                         std::span<const std::byte> message) noexcept
+                                         std::span<const std::byte> message, bool &tallied) noexcept
 {
+    tallied = false;
     if (!zeroCopyRead || session.noFileBulk || session.noReplyBehindFile) {
         return false;
     }
@@ -107,6 +108,10 @@ bool TargetServer::Impl::serveReadInline(transport::Connection &connection, Sess
         inlineFree.pop_back();
         inlineReads[index] = {session.shared_from_this(), object, decoded->xid};
     }
+    // Tallied before the put, as Lustre's OST tallies a read when it prepares it: the reply can be
+    // with the client before this thread runs again.
+    jobStats.sample(decoded->jobId, jobs::JobStats::read_bytes, static_cast<std::int64_t>(length));
+    tallied = true;
     const Status put = connection.bulkPutFileThenSend(
         *descriptor, {object->handle.fd(), offset, length}, {encoded.data(), *size},
         kInlineTagBase + index, transport::noWait());
@@ -119,7 +124,6 @@ bool TargetServer::Impl::serveReadInline(transport::Connection &connection, Sess
     }
     zeroCopyReads.fetch_add(1, std::memory_order_relaxed);
     inlineReadCount.fetch_add(1, std::memory_order_relaxed);
-    jobStats.sample(decoded->jobId, jobs::JobStats::read_bytes, static_cast<std::int64_t>(length));
     return true;
 }
 

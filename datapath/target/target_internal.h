@@ -72,6 +72,9 @@ struct RequestSlot {
     std::shared_ptr<Session> session;
     std::size_t length = 0;
     std::unique_ptr<std::byte[]> bytes; // protocol::kMaxMessageSize
+    // A read the I/O thread tried to serve inline and tallied in job_stats before its put, which
+    // sent nothing: the service thread serves it without tallying it again.
+    bool readTallied = false;
 };
 
 // A fixed pool of request slots: a free list and a ready ring, both bounded by the pool size,
@@ -216,14 +219,18 @@ struct TargetServer::Impl final : transport::Handler, LockCallbacks {
         protocol::ReadReply reply;
         bool replied = false;
     };
+    // Tallies the read in job_stats for `job` before its first put, unless `tallied` (then sets
+    // it), so that no client has a reply its job_stats do not show yet.
     Result<ZeroCopyRead> readZeroCopy(Worker &worker, Session &session, const OpenObject &object,
                                       std::uint64_t xid, std::uint64_t offset, std::uint64_t bytes,
-                                      const transport::BulkDescriptor &descriptor, bool sums);
+                                      const transport::BulkDescriptor &descriptor, bool sums,
+                                      std::string_view job, bool &tallied);
     // On the I/O thread that received it: a read whose pages are all in the page cache (and whose
     // CRCs, with checksums, are all kept) goes out at once with bulkPutFileThenSend, with no
-    // service thread. False: not such a read, or no room; the caller queues it as any request.
+    // service thread. False: not such a read, or no room; the caller queues it as any request,
+    // with `tallied` set when the read is in job_stats already (tallied before a put that failed).
     bool serveReadInline(transport::Connection &connection, Session &session,
-                         std::span<const std::byte> message) noexcept;
+                         std::span<const std::byte> message, bool &tallied) noexcept;
     // Its onBulkDone: the table entry back; on failure the error reply its data could not carry.
     void finishInlineRead(std::uint32_t index, const Status &status) noexcept;
     // A zero-copy read's page CRCs into worker.crcs: whole pages kept in crcCache, the rest

@@ -210,8 +210,16 @@ Status TargetServer::Impl::readCrcs(Worker &worker, const OpenObject &object,
 Result<TargetServer::Impl::ZeroCopyRead>
 TargetServer::Impl::readZeroCopy(Worker &worker, Session &session, const OpenObject &object,
                                  std::uint64_t xid, std::uint64_t offset, std::uint64_t bytes,
-                                 const transport::BulkDescriptor &descriptor, bool sums)
+                                 const transport::BulkDescriptor &descriptor, bool sums,
+                                 std::string_view job, bool &tallied)
 {
+    // Before any put: a reply behind the data can be with the client before this thread runs on.
+    const auto tally = [&](std::uint64_t value) {
+        if (!tallied) {
+            jobStats.sample(job, JobStats::read_bytes, static_cast<std::int64_t>(value));
+            tallied = true;
+        }
+    };
     auto attr = object.handle.stat();
     if (!attr) {
         return attr.status();
@@ -227,6 +235,7 @@ TargetServer::Impl::readZeroCopy(Worker &worker, Session &session, const OpenObj
         reply.flags = kBulkChecksums;
     }
     if (length == 0) {
+        tally(0);
         return read;
     }
     // Without a mapping (mmap failed) the send may still read the disk, as it always did.
@@ -251,6 +260,7 @@ TargetServer::Impl::readZeroCopy(Worker &worker, Session &session, const OpenObj
         if (!size) {
             return size.status().withContext("read reply");
         }
+        tally(length);
         Status put = session.connection->bulkPutFileThenSend(
             descriptor, file, {worker.reply.get(), *size}, worker.index,
             transport::deadlineIn(kBulkDeadline));
@@ -268,6 +278,7 @@ TargetServer::Impl::readZeroCopy(Worker &worker, Session &session, const OpenObj
         }
         session.noReplyBehindFile = true;
     }
+    tally(length);
     Status put = session.connection->bulkPutFile(descriptor, file, worker.index,
                                                  transport::deadlineIn(kBulkDeadline));
     if (!put) {
@@ -319,6 +330,7 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
         }
     }
     const std::string_view job = request.jobId;
+    bool tallied = slot.readTallied; // a read's job_stats sample, taken on the I/O thread
 
     // Finds an open object of this client (of its export: any of its connections opened it).
     const auto opened = [&session](std::uint64_t handle) -> std::shared_ptr<OpenObject> {
@@ -568,13 +580,11 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                                   (session.features & kFeatureChecksums) != 0;
                 if (zeroCopyRead && !session.noFileBulk) {
                     auto sent = readZeroCopy(worker, session, *object, request.xid, body.io.offset,
-                                             bytes, *descriptor, sums);
+                                             bytes, *descriptor, sums, job, tallied);
                     if (sent || sent.status().code() != Errc::unimplemented) {
                         if (!sent) {
                             return sent.status();
                         }
-                        jobStats.sample(job, JobStats::read_bytes,
-                                        static_cast<std::int64_t>(sent->reply.bytesRead));
                         if (sent->replied) {
                             return Status{};
                         }
@@ -611,7 +621,9 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                     reply.flags = kBulkChecksums;
                     reply.pageCrcs = Crc32List({worker.crcs.data(), pages});
                 }
-                jobStats.sample(job, JobStats::read_bytes, static_cast<std::int64_t>(*got));
+                if (!tallied) {
+                    jobStats.sample(job, JobStats::read_bytes, static_cast<std::int64_t>(*got));
+                }
                 return reply;
             } else if constexpr (std::is_same_v<T, WriteRequest>) {
                 auto object = opened(body.io.handle);

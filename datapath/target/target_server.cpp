@@ -331,7 +331,8 @@ void TargetServer::Impl::onMessage(transport::Connection &connection,
     if (session == nullptr) {
         return;
     }
-    if (serveReadInline(connection, *session, message)) {
+    bool readTallied = false;
+    if (serveReadInline(connection, *session, message, readTallied)) {
         return;
     }
     const int index = message.size() <= protocol::kMaxMessageSize ? queue.acquire() : -1;
@@ -339,6 +340,7 @@ void TargetServer::Impl::onMessage(transport::Connection &connection,
         RequestSlot &slot = queue.slot(static_cast<std::uint32_t>(index));
         std::copy(message.begin(), message.end(), slot.bytes.get());
         slot.length = message.size();
+        slot.readTallied = readTallied;
         slot.session = session->shared_from_this();
         queue.push(static_cast<std::uint32_t>(index));
         return;

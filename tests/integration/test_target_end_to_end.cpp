@@ -133,6 +133,25 @@ class TestTargetEndToEnd : public QObject {
         return values.values(0).value();
     }
 
+    // The samples and the sum of job e2e's read_bytes in obdfilter.ost0.job_stats ({0, 0} when
+    // the job has none).
+    std::pair<std::uint64_t, std::uint64_t> readTally()
+    {
+        const std::string text = getParam("obdfilter.ost0.job_stats");
+        const auto entry = text.find("job_id:          e2e\n");
+        if (entry == std::string::npos) {
+            return {0, 0};
+        }
+        const auto reads = text.find("read_bytes:", entry);
+        if (reads == std::string::npos) {
+            return {0, 0};
+        }
+        const auto field = [&](const char *name) {
+            return std::stoull(text.substr(text.find(name, reads) + std::strlen(name)));
+        };
+        return {field("samples:"), field("sum:")};
+    }
+
     // Forks a client process reading 4 MiB bulks in 8 threads without end, lets its reads get
     // going, then stops it (SIGSTOP: the target's sends fill its socket); its pid.
     pid_t stalledBulkReader()
@@ -381,6 +400,11 @@ private slots:
         QVERIFY(readAll(false) == data);
         QVERIFY(readAll(true) == data);
         QCOMPARE(getParam("obdfilter.ost0.zero_copy_reads"), std::string("4"));
+        // Every read in job_stats once, whichever way it went (inline, a service thread's
+        // zero-copy or buffered; the read past the end a sample of 0 bytes), and as soon as the
+        // client has its reply: the target tallies before it sends.
+        using Tally = std::pair<std::uint64_t, std::uint64_t>;
+        QCOMPARE(readTally(), Tally(9, 4 * data.size()));
     }
 
     // A zero-copy read of an object the page cache no longer holds (dropped with
@@ -579,6 +603,9 @@ private slots:
             QVERIFY2(got.ok(), got.status().toString().c_str());
             QVERIFY(*got == data);
         }
+        // Tallied by the I/O thread, with the only service thread still stuck.
+        using Tally = std::pair<std::uint64_t, std::uint64_t>;
+        QCOMPARE(readTally(), Tally(2, 2 * data.size()));
     }
 
     void acknowledgedWritesSurviveAKill()
