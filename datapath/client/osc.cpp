@@ -13,6 +13,11 @@ namespace {
 
 static_assert(params::catalog::maxOf(params::catalog::kOsc, "conns_per_target") ==
               RpcSession::kMaxConnections);
+using params::catalog::counterIndex;
+static_assert(counterIndex(params::catalog::kOscStats, "req_waittime") == Osc::req_waittime &&
+              counterIndex(params::catalog::kOscStats, "ost_read") == Osc::ost_read &&
+              counterIndex(params::catalog::kOscStats, "ost_write") == Osc::ost_write &&
+              params::catalog::kOscStats.counters.size() == Osc::counter_count);
 
 // Which Osc's completion this thread is running, if any: a completion that submits must never
 // wait for a record only another completion could free.
@@ -55,7 +60,8 @@ Osc::Osc(RpcSession &session, Options options, std::string target)
     : m_session(session), m_options(std::move(options)), m_target(std::move(target)),
       m_pagesLimit(std::min<std::uint32_t>(session.negotiated().maxBulkBytes / kPageBytes,
                                            protocol::kMaxBulkPages)),
-      m_maxPagesPerRpc(std::min<std::uint32_t>(kDefaultPagesPerRpc, m_pagesLimit))
+      m_maxPagesPerRpc(std::min<std::uint32_t>(kDefaultPagesPerRpc, m_pagesLimit)),
+      m_times(params::catalog::counterDefs(params::catalog::kOscStats))
 {
     m_records = std::make_unique<Request[]>(m_options.requestSlots);
     for (std::uint32_t i = m_options.requestSlots; i > 0; --i) {
@@ -163,8 +169,13 @@ Status Osc::publish(params::ParamGroup &group)
         !status.ok()) {
         return status;
     }
-    return group.addStats("osc." + m_target + ".rpc_stats",
-                          std::string(params::catalog::kRpcStatsHelp), m_stats);
+    if (Status status = group.addStats("osc." + m_target + ".rpc_stats",
+                                       std::string(params::catalog::kRpcStatsHelp), m_stats);
+        !status.ok()) {
+        return status;
+    }
+    return group.addStats("osc." + m_target + "." + std::string(params::catalog::kOscStats.leaf),
+                          std::string(params::catalog::kOscStats.help), m_times);
 }
 
 bool Osc::checksumsEffective() const noexcept
@@ -272,6 +283,7 @@ Status Osc::submit(Op op, std::uint64_t handle, std::uint64_t firstPage, std::ui
     request->jobId = jobId;
     request->completion = std::move(completion);
     request->deadline = deadline;
+    request->sent = {};
     if (m_queueTail != nullptr) {
         m_queueTail->next = request;
     } else {
@@ -334,6 +346,7 @@ void Osc::dispatch() noexcept
         }
         const bool checksums = checksumsEffective();
         const std::uint64_t offset = firstPage * kPageBytes;
+        request->sent = transport::Clock::now(); // before: the reply may come at once
         const Status sent =
             op == Op::read
                 ? m_session.submitRead(request->handle, offset, pages, request->lastPageBytes,
@@ -354,6 +367,7 @@ void Osc::dispatch() noexcept
                 --m_inFlightByOp[direction];
                 m_stats.addInFlight(direction, -1);
                 m_stats.addPendingPages(direction, pages);
+                request->sent = {};
                 request->next = m_queueHead;
                 m_queueHead = request;
                 if (m_queueTail == nullptr) {
@@ -366,7 +380,8 @@ void Osc::dispatch() noexcept
             }
             return;
         }
-        // Refused for good (the session is lost, ...): the request fails.
+        // Refused for good (the session is lost, ...): the request fails, never sent.
+        request->sent = {};
         finishRpc(request, sent, 0);
     }
 }
@@ -387,6 +402,13 @@ void Osc::finishRpc(Request *request, const Status &status, std::uint32_t bytes,
                     Redispatch redispatch) noexcept
 {
     const OscRpcStats::Direction direction = directionOf(request->op == Op::write);
+    if (request->sent != transport::Clock::time_point{}) {
+        const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
+                                transport::Clock::now() - request->sent)
+                                .count();
+        m_times.sample(req_waittime, waited);
+        m_times.sample(request->op == Op::read ? ost_read : ost_write, waited);
+    }
     OscCompletion completion = std::move(request->completion);
     Request *failed = nullptr;
     std::string lostReason;

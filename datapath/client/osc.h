@@ -226,6 +226,10 @@ public:
     const OscRpcStats &rpcStats() const noexcept { return m_stats; }
     OscRpcStats &rpcStats() noexcept { return m_stats; }
 
+    // osc.<t>.stats, in params::catalog::kOscStats' order.
+    enum Counter : std::size_t { req_waittime, ost_read, ost_write, counter_count };
+    const params::CounterBlock &rpcTimes() const noexcept { return m_times; }
+
 private:
     enum class Op : std::uint8_t { read, write };
 
@@ -241,6 +245,7 @@ private:
         std::string_view jobId;
         OscCompletion completion;
         transport::Deadline deadline = transport::Deadline::max(); // the caller's end
+        transport::Clock::time_point sent{}; // when it left; {} while it has not
     };
 
     Osc(RpcSession &session, Options options, std::string target);
@@ -287,6 +292,7 @@ private:
     std::atomic<std::uint64_t> m_maxDirtyMb{
         params::catalog::defaultOf(params::catalog::kOsc, "max_dirty_mb")};
     OscRpcStats m_stats;
+    params::CounterBlock m_times; // osc.<t>.stats
 
     std::mutex m_mutex;                    // everything below
     std::condition_variable m_recordFreed; // submitters waiting for a record

@@ -64,6 +64,9 @@ void verifyCost(const QJsonObject &cost, double pagesFetchedPerRound)
     // Each RPC counts itself among those in flight as it leaves; rpc_stats' last row is 31.
     const double inFlight = cost["read_rpcs_in_flight_mean"].toDouble();
     QVERIFY2(inFlight >= 1.0 && inFlight <= 31.0, qPrintable(QString::number(inFlight)));
+    // Every read RPC was timed (osc.*.stats): a mean of at least a microsecond.
+    const double rpcTime = cost["read_rpc_us_mean"].toDouble();
+    QVERIFY2(rpcTime >= 1.0, qPrintable(QString::number(rpcTime)));
 }
 
 // A client mode's report: its mode, the named ratios positive, read_ahead_stats deltas present.

@@ -336,6 +336,7 @@ private slots:
         QVERIFY(set("osc.ost0.max_rpcs_in_flight", "2").ok());
         QCOMPARE(m_osc->maxRpcsInFlight(), std::uint32_t(2));
         QVERIFY(set("osc.ost0.rpc_stats", "clear").ok());
+        QVERIFY(set("osc.ost0.stats", "clear").ok());
         const std::uint64_t handle = create("limit");
         QVERIFY(handle != 0);
         auto buffer = pattern(16u << 20, 2);
@@ -372,6 +373,23 @@ private slots:
         const auto inFlightTable = text.find("rpcs in flight");
         QVERIFY(inFlightTable != std::string::npos);
         QVERIFY(text.find("\n3:\t\t", inFlightTable) == std::string::npos);
+
+        // osc.ost0.stats: every RPC's time from send to reply, by opcode, as Lustre's osc stats.
+        const auto times = m_osc->rpcTimes().snapshot();
+        QCOMPARE(times.counters.size(), std::size_t(3));
+        const auto &all = times.counters[Osc::req_waittime];
+        const auto &reading = times.counters[Osc::ost_read];
+        const auto &writing = times.counters[Osc::ost_write];
+        QCOMPARE(reading.samples, std::uint64_t(reads));
+        QCOMPARE(writing.samples, std::uint64_t(writes));
+        QCOMPARE(all.samples, std::uint64_t(reads + writes));
+        QCOMPARE(all.sum, reading.sum + writing.sum);
+        QVERIFY(reading.min >= 0 && reading.max >= reading.min && reading.sum >= reading.max);
+        QVERIFY(all.max == std::max(reading.max, writing.max));
+        const std::string timesText = get("osc.ost0.stats");
+        QVERIFY2(timesText.find("ost_read") != std::string::npos &&
+                     timesText.find(std::to_string(reads) + " samples [usec]") != std::string::npos,
+                 timesText.c_str());
     }
 
     void maxPagesPerRpcChangedLive()

@@ -159,9 +159,20 @@ inline constexpr CounterGroup kCommitStats{
     "commit_stats", "group commit batches, writes and syncs (write 'clear' to reset)",
     kCommitStatDefinitions};
 
+// osc.<target>.stats (client/osc: Osc::Counter), after Lustre's osc stats: each bulk RPC's time
+// from its send to its reply (or error), all of them and by opcode.
+inline constexpr std::array kOscStatDefinitions{
+    CounterDefinition{"req_waittime", "usec", true},
+    CounterDefinition{"ost_read", "usec", true},
+    CounterDefinition{"ost_write", "usec", true},
+};
+inline constexpr CounterGroup kOscStats{
+    "stats", "bulk RPC times from send to reply: all, reads, writes (write 'clear' to reset)",
+    kOscStatDefinitions};
+
 // Every counter group above (for tests and documentation).
 inline constexpr std::array kCounterGroups{&kPageCacheStats, &kClientLockStats, &kTargetLockStats,
-                                           &kCommitStats};
+                                           &kCommitStats, &kOscStats};
 
 // The index of counter `name` in `group`; a name the group lacks does not compile. Components
 // check their enum against it: static_assert(counterIndex(kCommitStats, "syncs") == syncs).

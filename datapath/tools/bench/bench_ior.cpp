@@ -233,6 +233,7 @@ struct ReadPhase {
     double cpuSeconds = 0;                                   // client and targets
     std::map<std::uint64_t, std::uint64_t> readRpcs;         // pages per RPC (bucket) to RPCs
     std::map<std::uint64_t, std::uint64_t> readRpcsInFlight; // in flight as each left, to RPCs
+    BenchCluster::RpcTime readRpcTime;                       // send to reply, summed
     ReadAheadCounts before;
     ReadAheadCounts after;
 };
@@ -248,6 +249,7 @@ Result<ReadPhase> coldRead(BenchCluster &cluster, const std::function<Result<dou
     const double cpuBefore = cluster.cpuSeconds();
     const auto rpcsBefore = cluster.readRpcs();
     const auto inFlightBefore = cluster.readRpcsInFlight();
+    const auto timeBefore = cluster.readRpcTime();
     auto seconds = read();
     if (!seconds) {
         return seconds.status();
@@ -263,6 +265,9 @@ Result<ReadPhase> coldRead(BenchCluster &cluster, const std::function<Result<dou
     };
     phase.readRpcs = since(cluster.readRpcs(), rpcsBefore);
     phase.readRpcsInFlight = since(cluster.readRpcsInFlight(), inFlightBefore);
+    const auto timeAfter = cluster.readRpcTime();
+    phase.readRpcTime = {timeAfter.rpcs - timeBefore.rpcs,
+                         timeAfter.microseconds - timeBefore.microseconds};
     phase.seconds = *seconds;
     phase.after = cluster.readAheadStats();
     return phase;
@@ -284,6 +289,8 @@ public:
         for (const auto &[inFlight, rpcs] : phase.readRpcsInFlight) {
             m_readRpcsInFlight[inFlight] += rpcs;
         }
+        m_readRpcTime.rpcs += phase.readRpcTime.rpcs;
+        m_readRpcTime.microseconds += phase.readRpcTime.microseconds;
         ++m_phases;
     }
     // What the phases cost: cores the client and targets kept busy on average (2.0: both of a
@@ -315,7 +322,13 @@ public:
                 {"read_rpcs_per_round", rounded(static_cast<double>(rpcs) / phases)},
                 {"read_rpcs_per_round_by_pages", perRound},
                 {"read_rpcs_in_flight_mean",
-                 rounded(sent > 0 ? static_cast<double>(depth) / static_cast<double>(sent) : 0)}};
+                 rounded(sent > 0 ? static_cast<double>(depth) / static_cast<double>(sent) : 0)},
+                // A read RPC's time from send to reply (osc.*.stats' ost_read): with the RPC
+                // rows, whether a side's RPCs took longer or were fewer in flight.
+                {"read_rpc_us_mean",
+                 rounded(m_readRpcTime.rpcs > 0 ? static_cast<double>(m_readRpcTime.microseconds) /
+                                                      static_cast<double>(m_readRpcTime.rpcs)
+                                                : 0)}};
     }
     std::uint64_t operator[](const std::string &name) const
     {
@@ -339,6 +352,7 @@ private:
     double m_cpuSeconds = 0;
     std::map<std::uint64_t, std::uint64_t> m_readRpcs;
     std::map<std::uint64_t, std::uint64_t> m_readRpcsInFlight;
+    BenchCluster::RpcTime m_readRpcTime;
     unsigned m_phases = 0;
 };
 

@@ -156,6 +156,24 @@ std::map<std::uint64_t, std::uint64_t> BenchCluster::readRpcsInFlight()
     return rpcHistogram("read_rpcs_in_flight_");
 }
 
+BenchCluster::RpcTime BenchCluster::readRpcTime()
+{
+    RpcTime time;
+    auto blocks = m_registry.counters("osc.*.stats");
+    if (!blocks) {
+        return time;
+    }
+    for (const auto &[name, snapshot] : *blocks) {
+        for (const auto &counter : snapshot.counters) {
+            if (counter.name == "ost_read") {
+                time.rpcs += counter.samples;
+                time.microseconds += static_cast<std::uint64_t>(counter.sum);
+            }
+        }
+    }
+    return time;
+}
+
 double BenchCluster::cpuSeconds() const
 {
     const auto secondsOf = [](clockid_t clock) {

@@ -56,6 +56,13 @@ public:
     // The same RPCs by how many read RPCs their target had in flight as each left, itself
     // counted (osc.*.rpc_stats' rpcs-in-flight histogram): how deep each target's pipeline ran.
     std::map<std::uint64_t, std::uint64_t> readRpcsInFlight();
+    // Bulk read RPCs timed so far on every target and their time from send to reply, summed
+    // (osc.*.stats' ost_read).
+    struct RpcTime {
+        std::uint64_t rpcs = 0;
+        std::uint64_t microseconds = 0;
+    };
+    RpcTime readRpcTime();
     // CPU seconds used so far by this process (the client: ranks, transport threads) and by the
     // targets it spawned: with wall time, it tells a phase that computes from one that waits.
     double cpuSeconds() const;
