@@ -6,6 +6,7 @@
 #include "core/readahead/readahead.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -132,6 +133,9 @@ struct SlowRead {
     std::vector<core::PageIndex> demandFirst;
     std::vector<core::PageIndex> demandLast;
     std::vector<std::uint8_t> noLock; // readahead found no lock to read this target under
+    // Per target, readahead's object pages not grabbed yet (PageCache::grabMany takes a run).
+    std::vector<std::vector<core::PageIndex>> toGrab;
+    std::array<PageRef, cache::PageCache::kMaxGrabRun> grabbed;
 
     void prepare(std::size_t targets)
     {
@@ -140,6 +144,10 @@ struct SlowRead {
         demandFirst.assign(targets, 1);
         demandLast.assign(targets, 0);
         noLock.assign(targets, 0);
+        toGrab.resize(targets);
+        for (auto &pages : toGrab) {
+            pages.clear();
+        }
     }
     void clear()
     {
@@ -699,6 +707,37 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
     // readahead_pages: only pages sent for. A page the plan names that is cached or being filled
     // (a page two ranks' chunks share, another reader's window) is given back, not fetched again.
     std::uint64_t fetched = 0;
+    // Grabs target t's pages gathered so far, a run at a time; false when the cache ran full
+    // (the pages it could not grab are counted failed).
+    const auto grabGathered = [&](std::uint32_t t) {
+        std::vector<core::PageIndex> &indexes = read.toGrab[t];
+        if (indexes.empty()) {
+            return true;
+        }
+        const std::span<PageRef> refs = std::span(read.grabbed).first(indexes.size());
+        const std::size_t handled = cache.grabMany(file.keys[t], indexes, tag, refs);
+        for (std::size_t i = 0; i < handled; ++i) {
+            if (!refs[i]) {
+                // Cached already (another rank's window, a page two ranks' chunks share), or
+                // busy: being filled or written back. Not marked as read ahead again: the cache
+                // keeps a page read in part past its probation (kPartial); marked again, pages
+                // stayed "unread" in the room estimate and were evicted as read_but_discarded
+                // (pressure 8 ranks x 4097 B: 13-17 % discarded, 0.15-0.34 of unpressured;
+                // unmarked 0.01-0.5 %, 0.58-0.88).
+                readahead.release(1);
+                continue;
+            }
+            fillFor(t).pages.push_back(std::move(refs[i]));
+            ++fetched;
+        }
+        const std::size_t failed = indexes.size() - handled;
+        indexes.clear();
+        if (failed != 0) {
+            readahead.onFailedGrab(failed);
+            return false;
+        }
+        return true;
+    };
     std::optional<std::uint64_t> passedByOthers;
     while (auto range = plan.next()) {
         for (core::PageIndex filePage = range->first; filePage < range->end(); ++filePage) {
@@ -737,27 +776,16 @@ Status Engine::readSlow(FileData &file, std::uint64_t offset, std::span<std::byt
                     continue;
                 }
             }
-            auto page = cache.grab(file.keys[t], at.objectOffset / kPageSize, tag, cache::Wait::no);
-            if (!page) {
-                if (page.status().code() == Errc::resource_exhausted) {
-                    readahead.onFailedGrab(range->end() - filePage);
-                    break;
-                }
-                readahead.release(1); // busy: being filled (or written back) already
-                continue;
+            read.toGrab[t].push_back(at.objectOffset / kPageSize);
+            if (read.toGrab[t].size() == cache::PageCache::kMaxGrabRun && !grabGathered(t)) {
+                // Cache full: the rest of this range is not fetched (the next may find room).
+                readahead.onFailedGrab(range->end() - filePage - 1);
+                break;
             }
-            if (page->uptodate()) {
-                // Cached already (another rank's window, a page two ranks' chunks share): not
-                // marked as read ahead again. The cache keeps a page read in part past its
-                // probation (kPartial); marked again, pages stayed "unread" in the room estimate
-                // and were evicted as read_but_discarded (pressure 8 ranks x 4097 B: 13-17 %
-                // discarded, 0.15-0.34 of unpressured; unmarked 0.01-0.5 %, 0.58-0.88).
-                readahead.release(1);
-                continue;
-            }
-            fillFor(t).pages.push_back(std::move(page).value());
-            ++fetched;
         }
+    }
+    for (std::uint32_t t = 0; t < targets.size(); ++t) {
+        (void)grabGathered(t);
     }
     readahead.onFetched(fetched);
 

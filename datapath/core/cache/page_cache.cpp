@@ -779,6 +779,25 @@ constexpr int kBusyShardWaits = 4;
 Result<Page *> PageCache::allocPage()
 {
     std::unique_lock lock(m_lruMutex);
+    return allocLocked(lock);
+}
+
+std::size_t PageCache::allocPages(std::span<Page *> out)
+{
+    std::unique_lock lock(m_lruMutex);
+    std::size_t got = 0;
+    while (got < out.size()) {
+        Result<Page *> page = allocLocked(lock);
+        if (!page.ok()) {
+            break;
+        }
+        out[got++] = *page;
+    }
+    return got;
+}
+
+Result<Page *> PageCache::allocLocked(std::unique_lock<std::mutex> &lock)
+{
     int waits = 0;
     for (;;) {
         if (m_cached.load(std::memory_order_relaxed) <
@@ -889,6 +908,108 @@ Result<PageRef> PageCache::grab(ObjectKey key, PageIndex index, JobTag job, Wait
     }
     m_counters.add(grab_hit);
     return ref;
+}
+
+std::size_t PageCache::grabMany(ObjectKey key, std::span<const PageIndex> indexes, JobTag job,
+                                std::span<PageRef> out)
+{
+    const std::size_t count = std::min({indexes.size(), out.size(), kMaxGrabRun});
+    if (count == 0 || key.target >= m_maxTargets) {
+        return 0;
+    }
+    Shard &shard = shardFor(key);
+    std::array<Page *, kMaxGrabRun> found{}; // cached pages, pinned
+    std::size_t missing = 0;
+    {
+        std::shared_lock lock(shard.mutex);
+        for (std::size_t i = 0; i < count; ++i) {
+            found[i] = shard.find(key, indexes[i]);
+            if (found[i] != nullptr) {
+                found[i]->pins.fetch_add(1, std::memory_order_acquire);
+            } else {
+                ++missing;
+            }
+        }
+    }
+    std::array<Page *, kMaxGrabRun> fresh{};
+    const std::size_t allocated = missing == 0 ? 0 : allocPages({fresh.data(), missing});
+    // With fewer pages than missing ones, the run ends before the first missing page left
+    // without one.
+    std::size_t handled = count;
+    if (allocated < missing) {
+        m_counters.add(failed_grab);
+        std::size_t seen = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            if (found[i] == nullptr && seen++ == allocated) {
+                handled = i;
+                break;
+            }
+        }
+        for (std::size_t i = handled; i < count; ++i) {
+            if (found[i] != nullptr) {
+                PageRef unpin(this, found[i], false);
+                found[i] = nullptr;
+            }
+        }
+    }
+    std::array<Page *, kMaxGrabRun> inserted{};
+    std::size_t insertedCount = 0;
+    std::size_t used = 0;
+    if (allocated > 0) {
+        std::unique_lock lock(shard.mutex);
+        for (std::size_t i = 0; i < handled; ++i) {
+            if (found[i] != nullptr) {
+                continue;
+            }
+            if (Page *theirs = shard.find(key, indexes[i]); theirs != nullptr) {
+                // Another grab inserted it since: use theirs, as grab() does.
+                theirs->pins.fetch_add(1, std::memory_order_acquire);
+                found[i] = theirs;
+                continue;
+            }
+            Page *created = fresh[used++];
+            setKey(*created, key, indexes[i]);
+            created->job.store(job, std::memory_order_relaxed);
+            created->lockCookie.store(0, std::memory_order_relaxed);
+            created->pins.store(1, std::memory_order_relaxed);
+            created->state.fetch_or(Page::kLocked | Page::kCached, std::memory_order_release);
+            shard.insert(created);
+            inserted[insertedCount++] = created;
+            out[i] = PageRef(this, created, true);
+        }
+    }
+    if (allocated > 0) {
+        std::lock_guard lru(m_lruMutex);
+        for (std::size_t k = 0; k < insertedCount; ++k) {
+            pushHead(m_small, q_small, inserted[k]);
+        }
+        for (std::size_t k = used; k < allocated; ++k) {
+            pushFree(fresh[k], 0); // lost races: never on the index
+        }
+        m_cached.fetch_sub(allocated - used, std::memory_order_relaxed);
+    }
+    m_counters.add(grab_new, insertedCount);
+    // Cached pages: as grab(Wait::no) takes them; the caller fills only what is not uptodate.
+    for (std::size_t i = 0; i < handled; ++i) {
+        Page *page = found[i];
+        if (page == nullptr) {
+            continue;
+        }
+        markAccessed(*page);
+        if (page->job.load(std::memory_order_relaxed) != job) {
+            const SeenPage pinned{page, kPinnedByCaller};
+            moveJob(shard, std::span(&pinned, 1), job);
+        }
+        PageRef ref(this, page, false);
+        if (!ref.lock(Wait::no)) {
+            continue; // busy: unpinned as ref goes
+        }
+        m_counters.add(grab_hit);
+        if (!ref.uptodate()) {
+            out[i] = std::move(ref);
+        }
+    }
+    return handled;
 }
 
 std::size_t PageCache::readCachedLookup(ObjectKey key, std::uint64_t offset,

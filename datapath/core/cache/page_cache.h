@@ -240,6 +240,16 @@ public:
     // back off), unavailable ("page busy": Wait::no and the page is locked or under write-back),
     // out_of_range (target >= Options::maxTargets).
     Result<PageRef> grab(ObjectKey key, PageIndex index, JobTag job, Wait wait = Wait::yes);
+    // grab(key, index, job, Wait::no) of up to kMaxGrabRun pages of one object at once, for
+    // readahead's windows: the index shard is locked once shared and once exclusively and the
+    // LRU lock taken twice for the whole run, not twice each per page (two ranks grabbing one
+    // file's windows met on both). `out[i]` gets `indexes[i]`'s page pinned and locked when it
+    // is new or cached but not uptodate (the caller fills it); stays empty when the page is
+    // cached uptodate or busy (locked, under write-back). Returns how many of `indexes` it
+    // handled: fewer when the cache ran full (failed_grab counted), 0 for a bad target.
+    static constexpr std::size_t kMaxGrabRun = 64;
+    std::size_t grabMany(ObjectKey key, std::span<const PageIndex> indexes, JobTag job,
+                         std::span<PageRef> out);
 
     // ---- write-back ---------------------------------------------------------------------------
     // Pins and marks under write-back the first run of contiguous dirty pages of `key` at or
@@ -348,6 +358,11 @@ private:
 
     Shard &shardFor(const ObjectKey &key) const noexcept;
     Result<Page *> allocPage();
+    // Up to out.size() free pages under one LRU lock hold (counted cached); fewer when the cache
+    // is full.
+    std::size_t allocPages(std::span<Page *> out);
+    // allocPage's work with the LRU lock held (it may drop and retake it).
+    Result<Page *> allocLocked(std::unique_lock<std::mutex> &lock);
     // Frees up to `want` clean pages; `busy` (if given) gets a shard it could not lock.
     std::size_t reclaimLocked(std::size_t want, Shard **busy = nullptr) noexcept;
     void dropLocked(Shard &shard, std::span<const SeenPage> pages) noexcept;

@@ -1,14 +1,16 @@
 // The page cache: insertion and lookup, the exact eviction order of the probationary FIFO and the
 // main CLOCK, scan resistance, live limit changes through llite.<fs>.max_cached_mb, failed grabs
 // when nothing is reclaimable, pages per release lock hold (31), per-object / per-lock / per-job
-// / global release counts, dirty-run collection and accounting, chunk registration hooks, and no
-// heap allocation on the hit, grab and release paths in steady state.
+// / global release counts, a run grabbed at once (grabMany), dirty-run collection and accounting,
+// chunk registration hooks, and no heap allocation on the hit, grab and release paths in steady
+// state.
 #include "allocation_counter.h"
 #include "core/cache/page_cache.h"
 #include "core/params/registry.h"
 
 #include <QTest>
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -351,6 +353,65 @@ private slots:
         Result<PageRef> ref = cache.grab(kB, 0, 0);
         QVERIFY(ref.ok());
         QVERIFY(!cache.contains(kA, 7));
+    }
+
+    // A run grabbed at once gets what grab(Wait::no) of each page would: new pages and cached
+    // ones not uptodate locked for the caller to fill; cached uptodate and busy pages nothing.
+    void grabManyTakesWhatGrabWould()
+    {
+        PageCache cache(smallCache(16));
+        QVERIFY(fill(cache, kA, 2));
+        Result<PageRef> busy = cache.grab(kA, 3, 0);
+        QVERIFY(busy.ok());
+        Result<PageRef> unfilled = cache.grab(kA, 4, 0);
+        QVERIFY(unfilled.ok());
+        unfilled->reset(); // a failed fill: cached, not uptodate
+        const auto newBefore = reading(cache, PageCache::grab_new).samples;
+        const auto hitBefore = reading(cache, PageCache::grab_hit).samples;
+
+        const std::array<PageIndex, 6> indexes{0, 1, 2, 3, 4, 5};
+        std::array<PageRef, 6> out;
+        QCOMPARE(cache.grabMany(kA, indexes, 7, out), std::size_t{6});
+        for (const std::size_t i : {0, 1, 4, 5}) {
+            QVERIFY2(out[i] && out[i].holdsLock() && !out[i].uptodate(),
+                     qPrintable(QString::number(i)));
+            QCOMPARE(out[i].index(), indexes[i]);
+            QCOMPARE(out[i].job(), JobTag{7});
+        }
+        QVERIFY(!out[2]); // uptodate
+        QVERIFY(!out[3]); // locked by `busy`
+        QCOMPARE(reading(cache, PageCache::grab_new).samples - newBefore, std::uint64_t{3});
+        QCOMPARE(reading(cache, PageCache::grab_hit).samples - hitBefore, std::uint64_t{2});
+        QCOMPARE(cache.cachedPages(), std::size_t{6});
+        // The pages are on the index and locked: a no-wait grab is refused, as for grab().
+        QCOMPARE(cache.grab(kA, 0, 7, Wait::no).status().code(), Errc::unavailable);
+        out[0].markUptodate();
+        out[0].unlock();
+        std::vector<std::byte> page(kPageSize);
+        QCOMPARE(cache.readCached(kA, 0, page, 7), kPageSize);
+        QCOMPARE(cache.grabMany(ObjectKey{100000, 1}, indexes, 0, out), std::size_t{0});
+    }
+
+    // At the limit with nothing to reclaim, the run ends at the first page left without one.
+    void grabManyStopsWhenTheCacheIsFull()
+    {
+        PageCache cache(smallCache(8));
+        for (PageIndex i = 0; i < 4; ++i) {
+            QVERIFY(fill(cache, kB, i, 0, true)); // dirty: not reclaimable
+        }
+        QVERIFY(fill(cache, kA, 2, 0, true));
+        const std::array<PageIndex, 8> indexes{0, 1, 2, 3, 4, 5, 6, 7};
+        std::array<PageRef, 8> out;
+        // Room for 3 new pages: 0, 1 and (past the cached 2) 3.
+        QCOMPARE(cache.grabMany(kA, indexes, 0, out), std::size_t{4});
+        QVERIFY(out[0] && out[1] && out[3]);
+        QVERIFY(!out[2]); // cached uptodate (dirty)
+        for (std::size_t i = 4; i < out.size(); ++i) {
+            QVERIFY(!out[i]);
+            QVERIFY(!cache.contains(kA, indexes[i]));
+        }
+        QCOMPARE(reading(cache, PageCache::failed_grab).samples, std::uint64_t{1});
+        QCOMPARE(cache.cachedPages(), std::size_t{8});
     }
 
     void releaseBatchSizes()
@@ -697,6 +758,14 @@ private slots:
             }
             ok = ok && cache.collectDirtyRun(kB, 0, run) == 1;
             cache.endWriteback(run, true);
+        }
+        const std::array<PageIndex, 4> run4{300, 301, 302, 303};
+        std::array<PageRef, 4> grabbedRun;
+        ok = ok && cache.grabMany(kC, run4, 2, grabbedRun) == run4.size();
+        for (PageRef &page : grabbedRun) {
+            ok = ok && page.holdsLock();
+            page.markUptodate();
+            page.reset();
         }
         const ReleaseCounts object = cache.releaseObject(kB);
         const ReleaseCounts all = cache.releaseAll(Batching::onePage);
