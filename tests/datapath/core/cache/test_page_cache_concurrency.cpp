@@ -1,10 +1,13 @@
 // The page cache under several threads at once: writers filling and dirtying pages, a write-back
 // thread, fast-path readers checking every byte they get, and releases, all against a limit
-// small enough that reclaim runs constantly. Correctness only, never speed.
+// small enough that reclaim runs constantly; one filler per page, grabbed alone or in runs.
+// Correctness only, never speed.
 #include "core/cache/page_cache.h"
 
 #include <QTest>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -218,6 +221,76 @@ private slots:
             QCOMPARE(sawUptodate.load(), 3);
         }
         QCOMPARE(cache.cachedPages(), std::size_t{32});
+    }
+
+    // Readahead's runs from several threads over the same pages (grabMany), against grab() of
+    // single pages too: every page is inserted and filled exactly once, whoever gets it.
+    void oneFillerPerPageWithRuns()
+    {
+        PageCache::Options options;
+        options.limitPages = 1024;
+        options.chunkBytes = 64 * kPageSize;
+        PageCache cache(options);
+        const ObjectKey key{0, 8};
+        constexpr PageIndex kPages = 512;
+        std::vector<std::atomic<int>> fills(kPages);
+        const auto take = [&](PageRef &page) {
+            if (!page.holdsLock() || page.uptodate()) {
+                return false;
+            }
+            fills[page.index()].fetch_add(1);
+            std::memset(page.data().data(), 5, kPageSize);
+            page.markUptodate();
+            page.reset();
+            return true;
+        };
+        std::atomic<bool> wrong{false};
+        const auto runs = [&](PageIndex offset) {
+            std::array<PageIndex, PageCache::kMaxGrabRun> indexes{};
+            std::array<PageRef, PageCache::kMaxGrabRun> out;
+            for (PageIndex first = offset; first < kPages; first += 48) {
+                const std::size_t count =
+                    std::min<std::size_t>(PageCache::kMaxGrabRun, kPages - first);
+                for (std::size_t i = 0; i < count; ++i) {
+                    indexes[i] = first + i;
+                }
+                const std::size_t handled =
+                    cache.grabMany(key, std::span(indexes).first(count), 0, out);
+                if (handled != count) {
+                    wrong = true; // the limit holds every page: nothing may fail
+                }
+                for (std::size_t i = 0; i < handled; ++i) {
+                    if (out[i] && !take(out[i])) {
+                        wrong = true; // handed out locked but not to fill
+                    }
+                }
+            }
+        };
+        const auto singles = [&] {
+            for (PageIndex index = kPages; index-- > 0;) {
+                Result<PageRef> page = cache.grab(key, index, 0, Wait::no);
+                if (page.ok() && !page->uptodate()) {
+                    (void)take(*page);
+                }
+            }
+        };
+        std::vector<std::thread> threads;
+        for (const PageIndex offset : {0, 16, 32}) {
+            threads.emplace_back(runs, offset);
+        }
+        threads.emplace_back(singles);
+        for (std::thread &thread : threads) {
+            thread.join();
+        }
+        QVERIFY(!wrong.load());
+        for (PageIndex index = 0; index < kPages; ++index) {
+            QVERIFY2(
+                fills[index].load() == 1,
+                qPrintable(QString("page %1 filled %2 times").arg(index).arg(fills[index].load())));
+        }
+        QCOMPARE(cache.cachedPages(), std::size_t{kPages});
+        QCOMPARE(cache.counters().snapshot().counters.at(PageCache::grab_new).samples,
+                 std::uint64_t{kPages});
     }
 
     // A thread waiting for a locked page, or for one under write-back, marks it; the unlock or
