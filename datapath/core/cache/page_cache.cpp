@@ -872,12 +872,7 @@ Result<PageRef> PageCache::grab(ObjectKey key, PageIndex index, JobTag job, Wait
             return fresh.status();
         }
         Page *created = *fresh;
-        setKey(*created, key, index);
-        created->job.store(job, std::memory_order_relaxed);
-        created->lockCookie.store(0, std::memory_order_relaxed);
-        created->pins.store(1, std::memory_order_relaxed);
-        // Keeps the generation: it moved when the page last left the index.
-        created->state.fetch_or(Page::kLocked | Page::kCached, std::memory_order_release);
+        prepareNew(*created, key, index, job);
         std::unique_lock lock(shard.mutex);
         page = shard.find(key, index);
         if (page == nullptr) {
@@ -897,6 +892,24 @@ Result<PageRef> PageCache::grab(ObjectKey key, PageIndex index, JobTag job, Wait
         pushFree(created, 0);
         m_cached.fetch_sub(1, std::memory_order_relaxed);
     }
+    PageRef ref = takeFound(shard, page, job, wait);
+    if (!ref) {
+        return Status(Errc::unavailable, "page busy");
+    }
+    return ref;
+}
+
+void PageCache::prepareNew(Page &page, ObjectKey key, PageIndex index, JobTag job) noexcept
+{
+    setKey(page, key, index);
+    page.job.store(job, std::memory_order_relaxed);
+    page.lockCookie.store(0, std::memory_order_relaxed);
+    page.pins.store(1, std::memory_order_relaxed);
+    page.state.fetch_or(Page::kLocked | Page::kCached, std::memory_order_release);
+}
+
+PageRef PageCache::takeFound(Shard &shard, Page *page, JobTag job, Wait wait) noexcept
+{
     markAccessed(*page);
     if (page->job.load(std::memory_order_relaxed) != job) {
         const SeenPage pinned{page, kPinnedByCaller};
@@ -904,7 +917,7 @@ Result<PageRef> PageCache::grab(ObjectKey key, PageIndex index, JobTag job, Wait
     }
     PageRef ref(this, page, false);
     if (!ref.lock(wait)) {
-        return Status(Errc::unavailable, "page busy");
+        return {}; // unpinned as ref goes
     }
     m_counters.add(grab_hit);
     return ref;
@@ -968,11 +981,7 @@ std::size_t PageCache::grabMany(ObjectKey key, std::span<const PageIndex> indexe
                 continue;
             }
             Page *created = fresh[used++];
-            setKey(*created, key, indexes[i]);
-            created->job.store(job, std::memory_order_relaxed);
-            created->lockCookie.store(0, std::memory_order_relaxed);
-            created->pins.store(1, std::memory_order_relaxed);
-            created->state.fetch_or(Page::kLocked | Page::kCached, std::memory_order_release);
+            prepareNew(*created, key, indexes[i], job);
             shard.insert(created);
             inserted[insertedCount++] = created;
             out[i] = PageRef(this, created, true);
@@ -991,21 +1000,11 @@ std::size_t PageCache::grabMany(ObjectKey key, std::span<const PageIndex> indexe
     m_counters.add(grab_new, insertedCount);
     // Cached pages: as grab(Wait::no) takes them; the caller fills only what is not uptodate.
     for (std::size_t i = 0; i < handled; ++i) {
-        Page *page = found[i];
-        if (page == nullptr) {
+        if (found[i] == nullptr) {
             continue;
         }
-        markAccessed(*page);
-        if (page->job.load(std::memory_order_relaxed) != job) {
-            const SeenPage pinned{page, kPinnedByCaller};
-            moveJob(shard, std::span(&pinned, 1), job);
-        }
-        PageRef ref(this, page, false);
-        if (!ref.lock(Wait::no)) {
-            continue; // busy: unpinned as ref goes
-        }
-        m_counters.add(grab_hit);
-        if (!ref.uptodate()) {
+        PageRef ref = takeFound(shard, found[i], job, Wait::no);
+        if (ref && !ref.uptodate()) {
             out[i] = std::move(ref);
         }
     }

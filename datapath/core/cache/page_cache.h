@@ -363,6 +363,12 @@ private:
     std::size_t allocPages(std::span<Page *> out);
     // allocPage's work with the LRU lock held (it may drop and retake it).
     Result<Page *> allocLocked(std::unique_lock<std::mutex> &lock);
+    // A free page made `index` of `key` before it goes on the index: pinned once, locked,
+    // cached, tagged `job` (its generation kept: it moved when the page last left the index).
+    void prepareNew(Page &page, ObjectKey key, PageIndex index, JobTag job) noexcept;
+    // A page the caller found on the index and pinned, taken as a grab takes it: touched, moved
+    // to `job`'s ring if it was another's, locked (`wait`); empty (unpinned) when it is busy.
+    PageRef takeFound(Shard &shard, Page *page, JobTag job, Wait wait) noexcept;
     // Frees up to `want` clean pages; `busy` (if given) gets a shard it could not lock.
     std::size_t reclaimLocked(std::size_t want, Shard **busy = nullptr) noexcept;
     void dropLocked(Shard &shard, std::span<const SeenPage> pages) noexcept;
