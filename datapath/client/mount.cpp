@@ -273,9 +273,12 @@ Result<std::unique_ptr<Mount>> Mount::mount(MountOptions options)
             transport::TransportOptions transportOptions;
             transportOptions.log = transport::processLogSink(transportCategory);
             transportOptions.proposed.maxBulkSize = std::uint64_t{16} << 20;
-            // 0: the loader's automatic count. The targets' connections (one each) spread over
-            // the threads, so a striped read's receive copies do.
-            transportOptions.ioThreads = options.transportIoThreads;
+            // 0: one per CPU, 1 to 2 (a client's rule, not the loader's one per two CPUs). The
+            // targets' connections (one each) spread over the threads, so a striped read's
+            // receive copies do.
+            transportOptions.ioThreads = options.transportIoThreads != 0
+                                             ? options.transportIoThreads
+                                             : transport::automaticClientIoThreads();
             auto created = impl->loader->create(name, transportOptions);
             if (!created) {
                 return created.status().withContext("mount");

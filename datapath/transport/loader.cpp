@@ -262,14 +262,33 @@ std::uint32_t ioThreadsForCpus(unsigned cpus) noexcept
     return std::clamp(cpus / 2, 1u, 2u);
 }
 
-std::uint32_t automaticIoThreads() noexcept
+std::uint32_t clientIoThreadsForCpus(unsigned cpus) noexcept
+{
+    return std::clamp(cpus, 1u, 2u);
+}
+
+namespace {
+
+unsigned allowedCpus() noexcept
 {
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
-        return ioThreadsForCpus(std::thread::hardware_concurrency());
+        return std::thread::hardware_concurrency();
     }
-    return ioThreadsForCpus(static_cast<unsigned>(CPU_COUNT(&allowed)));
+    return static_cast<unsigned>(CPU_COUNT(&allowed));
+}
+
+} // namespace
+
+std::uint32_t automaticIoThreads() noexcept
+{
+    return ioThreadsForCpus(allowedCpus());
+}
+
+std::uint32_t automaticClientIoThreads() noexcept
+{
+    return clientIoThreadsForCpus(allowedCpus());
 }
 
 Result<std::unique_ptr<Transport>> PluginLoader::create(std::string_view name,

@@ -29,6 +29,14 @@ std::uint32_t ioThreadsForCpus(unsigned cpus) noexcept;
 // ioThreadsForCpus of the CPUs this thread may run on (sched_getaffinity); what create() uses
 // for TransportOptions::ioThreads == 0.
 std::uint32_t automaticIoThreads() noexcept;
+// A client mount's I/O threads for `cpus` CPUs: one per CPU, at least one, at most two. A
+// client's I/O threads mostly receive (the copies out of the sockets of a striped read): on 2
+// CPUs a second one lifts cold streaming reads ~25 % and, since readahead grabs its windows a
+// run at a time (PageCache::grabMany), pressured reads too (client README, "Session 23").
+std::uint32_t clientIoThreadsForCpus(unsigned cpus) noexcept;
+// clientIoThreadsForCpus of the CPUs this thread may run on; what a mount uses for
+// MountOptions::transportIoThreads == 0.
+std::uint32_t automaticClientIoThreads() noexcept;
 
 // "liblutra-transport-<name>.so"
 std::string pluginFileName(std::string_view name);

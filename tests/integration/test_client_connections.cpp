@@ -9,6 +9,9 @@
 
 #include <QTest>
 
+#include <sched.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -109,6 +112,31 @@ private slots:
         auto mount = mountWith(registry, ioThreads);
         QVERIFY2(mount.ok(), mount.status().toString().c_str());
         QCOMPARE(connections(registry), std::vector<std::string>(2, "1/1"));
+    }
+
+    // A mount's automatic I/O threads (transportIoThreads 0): one per CPU it may run on, 1 to 2
+    // (one with the mounting thread pinned to one CPU, two on a host of two or more).
+    void aMountHasOneIoThreadPerCpu()
+    {
+        cpu_set_t allowed;
+        QCOMPARE(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+            if (CPU_ISSET(cpu, &allowed)) {
+                CPU_SET(cpu, &one);
+                break;
+            }
+        }
+        for (const cpu_set_t *mask : {&one, &allowed}) {
+            QCOMPARE(sched_setaffinity(0, sizeof *mask, mask), 0);
+            params::Registry registry;
+            auto mount = mountWith(registry, 0);
+            QCOMPARE(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+            QVERIFY2(mount.ok(), mount.status().toString().c_str());
+            const auto cpus = CPU_COUNT(mask);
+            QCOMPARE(ioThreadReads().size(), std::size_t(std::clamp(cpus, 1, 2)));
+        }
     }
 
     // A file striped over both targets, read cold by a mount with two I/O threads and one

@@ -100,12 +100,12 @@ private slots:
                        {"small_rpc_per_s", "raw_echo_per_s", "bulk_read_MBps", "raw_tcp_MBps",
                         "raw_tcp_memory_MBps", "bulk_read_async_MBps"});
         // One connection, as a mount opens to a target, with two read beside it; the client's
-        // I/O threads are a mount's: one per two CPUs, 1 to 2.
+        // I/O threads are a mount's: one per CPU, 1 to 2.
         cpu_set_t allowed;
         QCOMPARE(sched_getaffinity(0, sizeof allowed, &allowed), 0);
         QCOMPARE(report["params"].toObject()["conns"].toInt(), 1);
         QCOMPARE(report["params"].toObject()["client_io_threads"].toInt(),
-                 std::clamp(CPU_COUNT(&allowed) / 2, 1, 2));
+                 std::clamp(CPU_COUNT(&allowed), 1, 2));
         const char *other = "two_conns_vs_raw_tcp";
         verifyPositive(report["ratios"].toObject(),
                        {"vs_raw_tcp", "vs_raw_tcp_memory", "small_rpc_vs_raw_echo",

@@ -37,7 +37,7 @@ struct MountOptions {
     // 1 acts as an older client (mixed-version tests; osc.<target>.protocol_version shows what
     // was agreed).
     std::uint16_t maxProtocolVersion = 0;
-    // I/O threads of each transport (1..64); 0: one per two CPUs this thread may run on, 1 to 2
+    // I/O threads of each transport (1..64); 0: one per CPU this thread may run on, 1 to 2
     // (a client's receive copies run on them; each target's connection takes the least busy).
     std::uint32_t transportIoThreads = 0;
 };

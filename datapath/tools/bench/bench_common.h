@@ -27,7 +27,7 @@ struct BenchOptions {
     // mode's own settings, such as ior-easy's conns_per_target, still apply over them).
     std::vector<std::string> settings;
     // The client's transport I/O threads (MountOptions::transportIoThreads); 0: automatic, one
-    // per two CPUs this process may use.
+    // per CPU this process may use, 1 to 2.
     std::uint32_t transportIoThreads = 0;
 };
 

@@ -162,8 +162,11 @@ Result<Report> runRpcBench(const BenchOptions &options, const RpcBenchOptions &r
         rawUri = process->rawBaselineUri();
     }
 
-    // The client's I/O threads, as a mount has them (0: the loader's automatic count).
-    auto transport = openTransport(uri, std::uint64_t{16} << 20, options.transportIoThreads);
+    // The client's I/O threads, as a mount has them.
+    auto transport =
+        openTransport(uri, std::uint64_t{16} << 20,
+                      options.transportIoThreads != 0 ? options.transportIoThreads
+                                                      : transport::automaticClientIoThreads());
     if (!transport) {
         return transport.status();
     }

@@ -42,7 +42,7 @@ int main(int argc, char **argv)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
     app.add_option("--transport-io-threads", options.transportIoThreads,
-                   "the client's transport I/O threads (0: one per two CPUs it may use, 1 to 2)")
+                   "the client's transport I/O threads (0: one per CPU it may use, 1 to 2)")
         ->capture_default_str()
         ->check(CLI::Range(0u, 64u));
 
@@ -349,7 +349,7 @@ int main(int argc, char **argv)
         // Resolved after --split-cpus pinned this thread, as the mount resolved it.
         report->params["client_io_threads"] = options.transportIoThreads != 0
                                                   ? options.transportIoThreads
-                                                  : lutra::transport::automaticIoThreads();
+                                                  : lutra::transport::automaticClientIoThreads();
     }
     return finishBench("lutra-bench", report, options.json);
 }

@@ -297,6 +297,11 @@ private slots:
         QCOMPARE(ioThreadsForCpus(3), 1u);
         QCOMPARE(ioThreadsForCpus(4), 2u);
         QCOMPARE(ioThreadsForCpus(256), 2u);
+        // A client mount's rule: one per CPU, 1 to 2.
+        QCOMPARE(clientIoThreadsForCpus(0), 1u);
+        QCOMPARE(clientIoThreadsForCpus(1), 1u);
+        QCOMPARE(clientIoThreadsForCpus(2), 2u);
+        QCOMPARE(clientIoThreadsForCpus(256), 2u);
 
         // Four connections spread over every thread there is (least loaded first): with the
         // default options, as many distinct threads as the CPUs this thread may use allow —
