@@ -5,6 +5,7 @@
 #include <lutra/client.h>
 
 #include "core/params/registry.h"
+#include "cpu_masks.h"
 #include "target_process.h"
 
 #include <QTest>
@@ -118,16 +119,10 @@ private slots:
     // (one with the mounting thread pinned to one CPU, two on a host of two or more).
     void aMountHasOneIoThreadPerCpu()
     {
-        cpu_set_t allowed;
-        QCOMPARE(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-            if (CPU_ISSET(cpu, &allowed)) {
-                CPU_SET(cpu, &one);
-                break;
-            }
-        }
+        const testing::CpuMasks masks = testing::cpuMasks();
+        QVERIFY(masks.ok);
+        const cpu_set_t &allowed = masks.allowed;
+        const cpu_set_t &one = masks.one;
         for (const cpu_set_t *mask : {&one, &allowed}) {
             QCOMPARE(sched_setaffinity(0, sizeof *mask, mask), 0);
             params::Registry registry;

@@ -4,6 +4,7 @@
 // open and close theirs; by default a transport has one I/O thread per two CPUs it may run on,
 // 1 to 2. The observable: handlers run on the connection's I/O thread (an accepted connection's
 // onAccepted, a client connection's onMessage).
+#include "cpu_masks.h"
 #include "transport/loader.h"
 
 #include <QTest>
@@ -306,16 +307,10 @@ private slots:
         // Four connections spread over every thread there is (least loaded first): with the
         // default options, as many distinct threads as the CPUs this thread may use allow —
         // pinned to one CPU, and as it runs.
-        cpu_set_t allowed;
-        QCOMPARE(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-            if (CPU_ISSET(cpu, &allowed)) {
-                CPU_SET(cpu, &one);
-                break;
-            }
-        }
+        const testing::CpuMasks masks = testing::cpuMasks();
+        QVERIFY(masks.ok);
+        const cpu_set_t &allowed = masks.allowed;
+        const cpu_set_t &one = masks.one;
         for (const cpu_set_t *mask : {&one, &allowed}) {
             QCOMPARE(sched_setaffinity(0, sizeof *mask, mask), 0);
             start(0, 1); // the I/O threads start under `mask`, as a host's would
