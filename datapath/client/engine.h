@@ -250,7 +250,7 @@ public:
     std::vector<std::unique_ptr<TargetContext>> targets;
     cache::PageCache cache;
     readahead::ReadaheadMount readahead;
-    FillPool fills{readahead}; // page reads in flight, readahead included
+    FillPool fills{readahead, cache}; // page reads in flight, readahead included
     JobIds &jobs;
     const Options options;
 

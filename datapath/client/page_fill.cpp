@@ -47,7 +47,10 @@ void planPieces(std::span<const PageRef> pages, std::uint32_t maxPages,
     }
 }
 
-FillPool::FillPool(readahead::ReadaheadMount &readahead) : m_readahead(readahead) {}
+FillPool::FillPool(readahead::ReadaheadMount &readahead, cache::PageCache &cache)
+    : m_readahead(readahead), m_cache(cache)
+{
+}
 
 FillPool::~FillPool()
 {
@@ -158,9 +161,13 @@ void FillPool::complete(PageFill &fill, std::size_t p, const Status &status, std
     const RpcPiece piece = fill.m_pieces[p];
     std::uint64_t readahead = 0;
     for (std::size_t i = 0; i < piece.count; ++i) {
+        readahead += fill.isDemand(fill.pages[piece.first + i].index()) ? 0 : 1;
+    }
+    if (status.ok() && readahead != 0) {
+        m_cache.expectReadahead(readahead); // before a reader can take any of them
+    }
+    for (std::size_t i = 0; i < piece.count; ++i) {
         PageRef &page = fill.pages[piece.first + i];
-        const bool demand = fill.isDemand(page.index());
-        readahead += demand ? 0 : 1;
         if (status.ok()) {
             // Past the object's end (or a hole the target skipped) reads as zeros.
             const std::uint64_t pageStart = i * kPageSize;
@@ -169,10 +176,7 @@ void FillPool::complete(PageFill &fill, std::size_t p, const Status &status, std
                 std::memset(page.data().data() + valid, 0, kPageSize - valid);
             }
             page.setLockCookie(fill.m_cookie);
-            if (!demand) {
-                page.markReadahead();
-            }
-            page.markUptodate();
+            page.finishFill(!fill.isDemand(page.index()));
         }
         // Failed: unlocked, not uptodate; the next reader grabs it and retries.
         page.reset();

@@ -77,7 +77,7 @@ private:
 
 class FillPool {
 public:
-    explicit FillPool(readahead::ReadaheadMount &readahead);
+    FillPool(readahead::ReadaheadMount &readahead, cache::PageCache &cache);
     ~FillPool(); // waitIdle() first
     FillPool(const FillPool &) = delete;
     FillPool &operator=(const FillPool &) = delete;
@@ -87,7 +87,7 @@ public:
     // Submits every page of `fill` (through `osc`, object `handle`, under `lock`, whose share
     // the fill keeps until its last RPC completes). Pages in [demandFirst, demandLast] are the
     // caller's: wait() waits for the RPCs holding them. The other pages are readahead: marked
-    // so (PageRef::markReadahead) when they land, one budget page given back to `readahead` per
+    // so (PageRef::finishFill) when they land, one budget page given back to `readahead` per
     // page landed or failed. Every submitted fill must be waited for, once.
     void submit(PageFill &fill, Osc &osc, std::uint64_t handle, std::string_view job,
                 const locks::LockRef &lock, core::PageIndex demandFirst,
@@ -118,6 +118,7 @@ private:
     void recycle(PageFill &fill);
 
     readahead::ReadaheadMount &m_readahead;
+    cache::PageCache &m_cache; // the pages' (its count of readahead not read yet)
 
     std::mutex m_mutex; // the free list and the epochs
     std::condition_variable m_finished;

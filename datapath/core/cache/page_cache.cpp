@@ -459,13 +459,22 @@ void PageRef::markDirty() noexcept
     }
 }
 
-void PageRef::markReadahead() noexcept
+void PageRef::finishFill(bool readahead) noexcept
 {
     assert(m_locked);
-    const std::uint64_t old = m_page->state.fetch_or(Page::kReadahead, std::memory_order_relaxed);
-    if ((old & Page::kReadahead) == 0) {
-        m_cache->m_readaheadUnread.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t marks = Page::kUptodate | (readahead ? Page::kReadahead : 0);
+    std::uint64_t state = m_page->state.load(std::memory_order_relaxed);
+    while (!m_page->state.compare_exchange_weak(
+        state, (state | marks) & ~(Page::kLocked | Page::kWaiters), std::memory_order_release,
+        std::memory_order_relaxed)) {
     }
+    if (readahead && (state & Page::kReadahead) != 0) {
+        m_cache->m_readaheadUnread.fetch_sub(1, std::memory_order_relaxed); // counted twice
+    }
+    if ((state & Page::kWaiters) != 0) {
+        m_page->state.notify_all();
+    }
+    m_locked = false;
 }
 
 bool PageRef::takeReadahead() noexcept
@@ -1034,6 +1043,8 @@ std::size_t PageCache::readCachedLookup(ObjectKey key, std::uint64_t offset,
     std::size_t pages = 0;
     std::array<SeenPage, 16> moves;
     std::size_t moving = 0;
+    std::array<DueMarks, 16> dueMarks;
+    std::size_t marking = 0;
     while (copied < out.size()) {
         const std::uint64_t pos = offset + copied;
         const PageIndex index = pos >> kPageShift;
@@ -1072,15 +1083,12 @@ std::size_t PageCache::readCachedLookup(ObjectKey key, std::uint64_t offset,
         const bool inPart = inPage != 0 || inPage + n < kPageSize;
         const HitMarks marks = hitMarks(now, samePageAsBefore, inPart);
         if ((marks.set | marks.clear) != 0) {
-            // Only on the same generation: a page locked or dropped since is not this hit's.
-            std::uint64_t state = now;
-            while (Page::generation(state) == Page::generation(seen) &&
-                   !page->state.compare_exchange_weak(state, (state | marks.set) & ~marks.clear,
-                                                      std::memory_order_relaxed)) {
-            }
-            if (Page::generation(state) == Page::generation(seen) &&
-                (state & marks.clear & Page::kReadahead) != 0) {
-                readaheadUsed(); // the first read of a page read ahead
+            // Marked after the copies, a batch at a time: a locked instruction waits until the
+            // copy's stores have left the store buffer, which cost a cold read ~100 ns a page.
+            dueMarks[marking++] = DueMarks{page, seen, marks.set, marks.clear};
+            if (marking == dueMarks.size()) {
+                applyMarks(dueMarks);
+                marking = 0;
             }
         }
         if (page->job.load(std::memory_order_relaxed) != job) {
@@ -1097,6 +1105,9 @@ std::size_t PageCache::readCachedLookup(ObjectKey key, std::uint64_t offset,
             hint->page = page;
         }
     }
+    if (marking != 0) {
+        applyMarks(std::span(dueMarks).first(marking));
+    }
     if (moving != 0) {
         moveJob(shardOfKey(), std::span(moves).first(moving), job);
     }
@@ -1111,6 +1122,26 @@ std::size_t PageCache::readCachedLookup(ObjectKey key, std::uint64_t offset,
         m_counters.add(cache_miss);
     }
     return copied;
+}
+
+void PageCache::applyMarks(std::span<const DueMarks> due) noexcept
+{
+    std::int64_t readaheadRead = 0;
+    for (const auto &[page, seen, set, clear] : due) {
+        // Only on the same generation: a page locked or dropped since is not this hit's.
+        std::uint64_t state = page->state.load(std::memory_order_relaxed);
+        while (Page::generation(state) == Page::generation(seen) &&
+               !page->state.compare_exchange_weak(state, (state | set) & ~clear,
+                                                  std::memory_order_relaxed)) {
+        }
+        if (Page::generation(state) == Page::generation(seen) &&
+            (state & clear & Page::kReadahead) != 0) {
+            ++readaheadRead; // the first read of a page read ahead
+        }
+    }
+    if (readaheadRead != 0) {
+        m_readaheadUnread.fetch_sub(readaheadRead, std::memory_order_relaxed);
+    }
 }
 
 void PageCache::moveJob(Shard &shard, std::span<const SeenPage> pages, JobTag job) noexcept

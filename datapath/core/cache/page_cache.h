@@ -108,12 +108,15 @@ public:
     // read-modified all of it) and counts it in the target's dirty bytes.
     void markUptodate() noexcept;
     void markDirty() noexcept;
-    // Requires the page lock: the page was read ahead and nobody has read it yet (PG_readahead's
-    // "unused" mark). The first read clears it (readCached, or takeReadahead on the slow path);
-    // a page dropped with the mark still set is reported to Options::readaheadDiscarded.
-    void markReadahead() noexcept;
     // Clears the mark; true if it was set (this caller is the page's first reader).
     bool takeReadahead() noexcept;
+    // A fill landed: uptodate, unlocked and, when `readahead`, marked read ahead — in one atomic
+    // step (a fill's completion ran four locked instructions a page on the I/O thread). The mark
+    // is PG_readahead's "unused": the page was read ahead and nobody has read it yet; the first
+    // read clears it (readCached, or takeReadahead on the slow path), and a page dropped with it
+    // still set is reported to Options::readaheadDiscarded. Count a readahead page first
+    // (PageCache::expectReadahead), so no reader takes it before it is counted.
+    void finishFill(bool readahead) noexcept;
     // Another pin of the same page, without the page lock (the copy-out after a fill that
     // unlocks the page).
     PageRef pin() const noexcept;
@@ -283,6 +286,12 @@ public:
     {
         return static_cast<std::size_t>(m_dirtyPages.load(std::memory_order_relaxed));
     }
+    // `pages` fills are about to mark read ahead (PageRef::finishFill): counted once for all of
+    // them, before any can be read.
+    void expectReadahead(std::size_t pages) noexcept
+    {
+        m_readaheadUnread.fetch_add(static_cast<std::int64_t>(pages), std::memory_order_relaxed);
+    }
     // Pages marked readahead and not read yet (readahead waiting in the cache).
     std::size_t readaheadUnreadPages() const noexcept
     {
@@ -315,6 +324,17 @@ private:
         Page *page;
         std::uint64_t state;
     };
+    // Flags a hit sets and clears on a page, due once its copy is done (`seen`: the state
+    // before the copy).
+    struct DueMarks {
+        Page *page;
+        std::uint64_t seen;
+        std::uint64_t set;
+        std::uint64_t clear;
+    };
+    // Applies hits' marks to the pages still in the generation each hit saw; counts the
+    // readahead pages read for the first time in one step.
+    void applyMarks(std::span<const DueMarks> due) noexcept;
     template <typename FindRing, typename Filter>
     ReleaseCounts releaseRing(Shard &shard, FindRing findRing, RingLinks Page::*ring, Filter filter,
                               Batching b, ReleaseCounts counts = {});

@@ -674,12 +674,21 @@ private slots:
         const auto readAhead = [&](PageIndex index) {
             Result<PageRef> ref = cache.grab(kA, index, 1);
             QVERIFY(ref.ok());
-            ref->markReadahead();
-            ref->markReadahead(); // once only
-            ref->markUptodate();
+            cache.expectReadahead(1);
+            ref->finishFill(true);
+            QVERIFY(ref->uptodate());
+            QVERIFY(!ref->holdsLock());
         };
         for (PageIndex i = 0; i < 4; ++i) {
             readAhead(i);
+        }
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{4});
+        {
+            // Filled again while still marked: counted once.
+            Result<PageRef> ref = cache.grab(kA, 3, 1);
+            QVERIFY(ref.ok() && ref->holdsLock());
+            cache.expectReadahead(1);
+            ref->finishFill(true);
         }
         QCOMPARE(cache.readaheadUnreadPages(), std::size_t{4});
         QVERIFY(touch(cache, kA, 0)); // first read: used
@@ -712,6 +721,33 @@ private slots:
         readAhead(20);
         QVERIFY(cache.releaseObject(kA).dropped >= 1);
         QCOMPARE(discarded, std::size_t{2});
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{0});
+    }
+
+    // A read of many pages marks them after its copies, a batch at a time: each page's first
+    // read is counted once, and a page read only in part keeps its readahead mark (the rest of
+    // it is another reader's) until a read takes it whole.
+    void aLongReadMarksEveryPage()
+    {
+        PageCache cache(smallCache(64));
+        constexpr PageIndex kPages = 40; // more than two batches of marks
+        for (PageIndex i = 0; i < kPages; ++i) {
+            Result<PageRef> ref = cache.grab(kA, i, 1);
+            QVERIFY(ref.ok());
+            std::fill(ref->data().begin(), ref->data().end(), pattern(kA, i));
+            cache.expectReadahead(1);
+            ref->finishFill(true);
+        }
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{kPages});
+        std::vector<std::byte> out(kPages * kPageSize);
+        const std::span<std::byte> inner(out.data() + 100, out.size() - 200);
+        QCOMPARE(cache.readCached(kA, 100, inner, 1), inner.size());
+        QCOMPARE(inner.front(), pattern(kA, 0));
+        QCOMPARE(inner.back(), pattern(kA, kPages - 1));
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{2}); // the first and last, in part
+        QCOMPARE(cache.readCached(kA, 0, out, 1), out.size());
+        QCOMPARE(cache.readaheadUnreadPages(), std::size_t{0});
+        QCOMPARE(cache.readCached(kA, 0, out, 1), out.size());
         QCOMPARE(cache.readaheadUnreadPages(), std::size_t{0});
     }
 

@@ -65,8 +65,8 @@ bool readAhead(PageCache &cache, ObjectKey key, PageIndex pages)
         if (!ref.ok()) {
             return false;
         }
-        ref->markReadahead();
-        ref->markUptodate();
+        cache.expectReadahead(1);
+        ref->finishFill(true);
     }
     return true;
 }
