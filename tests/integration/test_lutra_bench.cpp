@@ -335,6 +335,15 @@ private slots:
         QCOMPARE(report["params"].toObject()["conns"].toInt(), 1);
         verifyPositive(report["ratios"].toObject(), {"conns_vs_two"});
         verifyPositive(report["results"].toObject(), {"read_two_conns_MBps"});
+        // Each side's CPU per MiB read and the cores it kept busy: no more than this host has.
+        const auto costs = report["results"].toObject()["cost_by_side"].toObject();
+        const double cpus = static_cast<double>(std::thread::hardware_concurrency());
+        for (const QString side : {"read", "raw_tcp", "raw_tcp_memory", "raw_tcp_caching"}) {
+            const auto cost = costs[side].toObject();
+            verifyPositive(cost, {"cpu_us_per_mib", "cores_busy"});
+            QVERIFY2(cost["cores_busy"].toDouble() <= cpus * 1.05 + 0.1,
+                     qPrintable(side + " kept more cores busy than the host has"));
+        }
     }
 
     // --set reaches the mounted client: with readahead off the read is all misses.

@@ -465,6 +465,36 @@ nlohmann::json hardParams(const BenchCluster &cluster, const IorHardBenchOptions
 
 } // namespace
 
+// What each side of a round-based comparison cost: the CPU time of the bench process and the
+// targets it spawned per MiB the side read, and the cores that kept busy (2.0: both of a 2-core
+// machine) -- medians over the rounds. On a host whose cores are all busy, MB/s follows
+// 1 / cpu_us_per_mib, so a side's cost shows why it is slower.
+class SideCosts {
+public:
+    void add(const std::string &side, double cpuSeconds, double seconds, std::uint64_t bytes)
+    {
+        auto &costs = m_sides[side];
+        costs.cpuPerMib.push_back(cpuSeconds * 1e6 / (static_cast<double>(bytes) / (1 << 20)));
+        costs.coresBusy.push_back(seconds > 0 ? cpuSeconds / seconds : 0);
+    }
+    nlohmann::json json() const
+    {
+        nlohmann::json out = nlohmann::json::object();
+        for (const auto &[side, costs] : m_sides) {
+            out[side] = {{"cpu_us_per_mib", rounded(median(costs.cpuPerMib))},
+                         {"cores_busy", rounded(median(costs.coresBusy))}};
+        }
+        return out;
+    }
+
+private:
+    struct Costs {
+        std::vector<double> cpuPerMib;
+        std::vector<double> coresBusy;
+    };
+    std::map<std::string, Costs> m_sides;
+};
+
 Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &loop,
                                const IorEasyBenchOptions &ior)
 {
@@ -547,6 +577,8 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
             return written.status().withContext("write phase");
         }
         enum Side { connsSide, otherSide, rawSide, rawMemorySide, rawCachingSide };
+        static constexpr const char *kSideNames[] = {"read", "read_other", "raw_tcp",
+                                                     "raw_tcp_memory", "raw_tcp_caching"};
         std::vector<Side> sides{connsSide};
         // The other connection count beside conns: one, or two when conns is one.
         const OtherConns other = otherConnsThan(ior.conns);
@@ -562,12 +594,14 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
         PhaseStats stats;
         std::vector<double> readMBps, otherMBps, rawMBps, rawMemoryMBps, rawCachingMBps, vsRaw,
             vsRawMemory, vsRawCaching, vsOther;
+        SideCosts costs;
         nlohmann::json rounds = nlohmann::json::array();
         for (unsigned round = 0; round < ior.rounds; ++round) {
             double mbps[5] = {0, 0, 0, 0, 0};
             for (std::size_t i = 0; i < sides.size(); ++i) {
                 const Side side = sides[(i + round) % sides.size()]; // each side leads in turn
                 if (side == rawSide || side == rawMemorySide || side == rawCachingSide) {
+                    const double cpuBefore = c.cpuSeconds();
                     auto raw = side == rawSide
                                    ? rawObjectStream(c.rawUris(), ior, c.stripeSize(), loop)
                                : side == rawMemorySide
@@ -581,6 +615,7 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
                                                     : "raw TCP stream into cache memory");
                     }
                     mbps[side] = megabytesPerSecond(totalBytes, *raw);
+                    costs.add(kSideNames[side], c.cpuSeconds() - cpuBefore, *raw, totalBytes);
                     continue;
                 }
                 if (compare) {
@@ -595,6 +630,7 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
                 }
                 if (side == connsSide) {
                     stats.add(*read);
+                    costs.add(kSideNames[side], read->cpuSeconds, read->seconds, totalBytes);
                 }
                 mbps[side] = megabytesPerSecond(totalBytes, read->seconds);
             }
@@ -627,6 +663,7 @@ Result<Report> runIorEasyBench(const BenchOptions &options, const LoopOptions &l
                 return status;
             }
         }
+        report.results["cost_by_side"] = costs.json();
         report.results["write_MBps"] = rounded(megabytesPerSecond(totalBytes, *written));
         report.results["read_MBps"] = rounded(median(readMBps));
         report.results["read_ahead_stats"] = stats.json();
