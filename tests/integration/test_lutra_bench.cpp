@@ -74,6 +74,9 @@ void verifyClientReport(const QJsonObject &report, const QString &mode, const QS
 {
     QCOMPARE(report["mode"].toString(), mode);
     verifyPositive(report["ratios"].toObject(), ratios);
+    // How much of the machine's CPU time its host took meanwhile (-1: not reported).
+    const double steal = report["results"].toObject()["host_cpu_steal_pct"].toDouble(-1);
+    QVERIFY2(steal >= 0 && steal <= 100, "host_cpu_steal_pct missing or out of range");
     const auto stats = report["results"].toObject()["read_ahead_stats"].toObject();
     QVERIFY2(stats.contains("hits") && stats.contains("misses") &&
                  stats.contains("readahead_pages") && stats.contains("read_but_discarded"),

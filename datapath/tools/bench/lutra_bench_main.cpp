@@ -6,11 +6,14 @@
 #include "bench_modes.h"
 #include "bench_soak.h"
 #include "cpu_split.h"
+#include "host_steal.h"
 #include "target_process.h"
 #include "transport/loader.h"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
+#include <string>
 
 int main(int argc, char **argv)
 {
@@ -336,7 +339,17 @@ int main(int argc, char **argv)
         }
         return runMdtestBench(options, loop, mdtest);
     };
+    const auto cpuBefore = readCpuTimes();
     auto report = run();
+    if (const auto cpuAfter = readCpuTimes(); report && cpuBefore && cpuAfter) {
+        const double steal = stealPercent(*cpuBefore, *cpuAfter);
+        report->results["host_cpu_steal_pct"] = rounded(steal);
+        if (steal > kDisturbingStealPercent) {
+            report->notes.push_back("the host took " + std::to_string(std::lround(steal)) +
+                                    " % of this machine's CPU time for others during the run "
+                                    "(steal): its numbers are disturbed; run it again");
+        }
+    }
     if (report && !options.settings.empty()) {
         report->params["set"] = options.settings;
     }
