@@ -22,7 +22,7 @@ bool PageCrcCache::makeRoom(Shard &shard, std::uint64_t keep, std::size_t object
            shard.pagesKept + pages > kShardPages) {
         auto victim = shard.objects.end();
         for (auto it = shard.objects.begin(); it != shard.objects.end(); ++it) {
-            if (it->first != keep && it->second.changes == 0 &&
+            if (it->first != keep && it->second.changes.empty() &&
                 (victim == shard.objects.end() || it->second.lastUse < victim->second.lastUse)) {
                 victim = it;
             }
@@ -56,7 +56,7 @@ bool PageCrcCache::lookup(std::uint64_t inode, const Identity &identity, std::ui
         return false;
     }
     Object &object = it->second;
-    if (object.changes > 0 || object.identity != identity ||
+    if (!object.changes.empty() || object.identity != identity ||
         firstPage + out.size() > object.valid.size()) {
         return false;
     }
@@ -76,7 +76,7 @@ PageCrcCache::Ticket PageCrcCache::ticket(std::uint64_t inode)
     Shard &shard = shardOf(inode);
     std::lock_guard lock(shard.mutex);
     const auto it = shard.objects.find(inode);
-    return {shard.epoch, it == shard.objects.end() || it->second.changes == 0};
+    return {shard.epoch, it == shard.objects.end() || it->second.changes.empty()};
 }
 
 void PageCrcCache::store(std::uint64_t inode, const Identity &identity, const Ticket &ticket,
@@ -101,7 +101,7 @@ void PageCrcCache::store(std::uint64_t inode, const Identity &identity, const Ti
     } else {
         object = &it->second;
     }
-    if (object->changes > 0 || object->lastChange > ticket.epoch) {
+    if (!object->changes.empty() || object->lastChange > ticket.epoch) {
         return; // a change began after the ticket: the sums may predate it
     }
     if (object->identity != identity) {
@@ -109,23 +109,30 @@ void PageCrcCache::store(std::uint64_t inode, const Identity &identity, const Ti
         object->identity = identity;
         std::fill(object->valid.begin(), object->valid.end(), false);
     }
+    (void)keepCrcs(shard, inode, *object, firstPage, crcs);
+}
+
+bool PageCrcCache::keepCrcs(Shard &shard, std::uint64_t inode, Object &object,
+                            std::uint64_t firstPage, std::span<const std::uint32_t> crcs)
+{
     const std::uint64_t end = firstPage + crcs.size();
-    if (object->valid.size() < end) {
-        const std::uint64_t more = end - object->valid.size();
+    if (object.valid.size() < end) {
+        const std::uint64_t more = end - object.valid.size();
         if (!makeRoom(shard, inode, 0, more)) {
-            return;
+            return false;
         }
-        object->valid.resize(end, false);
-        object->crcs.resize(end, 0);
+        object.valid.resize(end, false);
+        object.crcs.resize(end, 0);
         shard.pagesKept += more;
     }
     std::copy(crcs.begin(), crcs.end(),
-              object->crcs.begin() + static_cast<std::ptrdiff_t>(firstPage));
+              object.crcs.begin() + static_cast<std::ptrdiff_t>(firstPage));
     for (std::uint64_t page = firstPage; page < end; ++page) {
-        object->valid[page] = true;
+        object.valid[page] = true;
     }
-    object->lastUse = ++shard.useClock;
+    object.lastUse = ++shard.useClock;
     shard.stored += crcs.size();
+    return true;
 }
 
 void PageCrcCache::beginChange(std::uint64_t inode, std::uint64_t firstPage, std::uint64_t endPage)
@@ -139,14 +146,21 @@ void PageCrcCache::beginChange(std::uint64_t inode, std::uint64_t firstPage, std
         shard.forgottenAt = shard.epoch; // untracked: refuse every older ticket for a new object
         return;
     }
-    ++object->changes;
+    Running change{firstPage, endPage, false};
+    for (Running &other : object->changes) {
+        if (other.firstPage < endPage && firstPage < other.endPage) {
+            other.overlapped = true;
+            change.overlapped = true;
+        }
+    }
+    object->changes.push_back(change);
     object->lastChange = shard.epoch;
     dropPages(*object, firstPage, endPage);
 }
 
-PageCrcCache::Ticket PageCrcCache::endChange(std::uint64_t inode, std::uint64_t firstPage,
-                                             std::uint64_t endPage,
-                                             const std::optional<Identity> &after)
+bool PageCrcCache::endChange(std::uint64_t inode, std::uint64_t firstPage, std::uint64_t endPage,
+                             const std::optional<Identity> &after,
+                             std::span<const std::uint32_t> written)
 {
     Shard &shard = shardOf(inode);
     std::lock_guard lock(shard.mutex);
@@ -154,20 +168,30 @@ PageCrcCache::Ticket PageCrcCache::endChange(std::uint64_t inode, std::uint64_t 
     const auto it = shard.objects.find(inode);
     if (it == shard.objects.end()) {
         shard.forgottenAt = shard.epoch;
-        return {shard.epoch, false};
+        return false;
     }
     Object &object = it->second;
-    if (object.changes > 0) {
-        --object.changes;
+    bool overlapped = true; // a change this cache did not see begin: trust nothing of it
+    const auto mine =
+        std::find_if(object.changes.begin(), object.changes.end(), [&](const Running &change) {
+            return change.firstPage == firstPage && change.endPage == endPage;
+        });
+    if (mine != object.changes.end()) {
+        overlapped = mine->overlapped;
+        object.changes.erase(mine);
     }
     object.lastChange = shard.epoch;
     dropPages(object, firstPage, endPage);
     if (!after) {
         std::fill(object.valid.begin(), object.valid.end(), false); // look unknown: keep nothing
-        return {shard.epoch, false};
+        return false;
     }
     object.identity = *after;
-    return {shard.epoch, object.changes == 0};
+    if (overlapped || written.size() > endPage - firstPage ||
+        firstPage + written.size() > kMaxPagesPerObject) {
+        return false;
+    }
+    return written.empty() || keepCrcs(shard, inode, object, firstPage, written);
 }
 
 void PageCrcCache::forget(std::uint64_t inode)
@@ -179,8 +203,8 @@ void PageCrcCache::forget(std::uint64_t inode)
     if (it == shard.objects.end()) {
         return;
     }
-    if (it->second.changes > 0) {
-        // A change is still in progress: keep the object (its count), drop its pages.
+    if (!it->second.changes.empty()) {
+        // A change is still in progress: keep the object (its changes), drop its pages.
         it->second.lastChange = shard.epoch;
         std::fill(it->second.valid.begin(), it->second.valid.end(), false);
         return;

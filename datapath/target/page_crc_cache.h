@@ -59,10 +59,15 @@ public:
     // A change of pages [firstPage, endPage) (kToTheEnd: truncate) begins / ended. endChange
     // records what the object looks like after it (`after`: fstat once the change is done).
     void beginChange(std::uint64_t inode, std::uint64_t firstPage, std::uint64_t endPage);
-    // The ticket it returns stands right after this change: a writer stores the CRCs of what it
-    // wrote with it (refused if another change is still in progress or begins before the store).
-    Ticket endChange(std::uint64_t inode, std::uint64_t firstPage, std::uint64_t endPage,
-                     const std::optional<Identity> &after);
+    // `written`: the CRCs of the pages from firstPage the change wrote (a writer checked them
+    // against the data anyway), kept in the same step — unless a change of any of the same pages
+    // ran beside this one (which bytes landed last is unknown) or `after` is unknown. Changes of
+    // other pages at the same time do not matter: several write RPCs of one object are in flight
+    // at once, and a rule per object kept almost none of their sums. True when `written` (if
+    // any) was kept.
+    bool endChange(std::uint64_t inode, std::uint64_t firstPage, std::uint64_t endPage,
+                   const std::optional<Identity> &after,
+                   std::span<const std::uint32_t> written = {});
     // The object is gone (unlinked): its inode may name another object next.
     void forget(std::uint64_t inode);
 
@@ -71,11 +76,18 @@ public:
     std::uint64_t evicted() const; // objects evicted for room
 
 private:
+    // A change in progress: its pages, and whether a change of some of the same pages ran
+    // beside it.
+    struct Running {
+        std::uint64_t firstPage = 0;
+        std::uint64_t endPage = 0;
+        bool overlapped = false;
+    };
     struct Object {
         Identity identity;
         std::uint64_t lastChange = 0; // the shard's epoch at its last beginChange/endChange
         std::uint64_t lastUse = 0;    // the shard's use clock at its last lookup or store
-        std::uint32_t changes = 0;    // in progress
+        std::vector<Running> changes; // in progress
         std::vector<std::uint32_t> crcs;
         std::vector<bool> valid;
     };
@@ -105,6 +117,9 @@ private:
                          std::uint64_t pages);
     // The object of `inode`, created (with room made) if absent; nullptr when there is no room.
     static Object *track(Shard &shard, std::uint64_t inode);
+    // Keeps `crcs` of pages from `firstPage` (room made, counted); false when there is none.
+    static bool keepCrcs(Shard &shard, std::uint64_t inode, Object &object, std::uint64_t firstPage,
+                         std::span<const std::uint32_t> crcs);
 
     Shard m_shards[kShards];
 };

@@ -691,17 +691,16 @@ void TargetServer::Impl::execute(Worker &worker, RequestSlot &slot)
                 auto written =
                     commit->writeDurable(object->handle, {&vector, 1}, body.io.offset, true);
                 const auto after = object->handle.stat();
-                const auto ticket =
-                    crcCache.endChange(inode, firstPage, endPage,
-                                       after ? std::optional(identityOf(*after)) : std::nullopt);
+                // The sums just checked are the pages' CRCs now: the next read need not sum them.
+                const bool checked = written && (body.io.flags & kBulkChecksums) != 0 &&
+                                     body.io.offset % kPageSize == 0;
+                (void)crcCache.endChange(inode, firstPage, endPage,
+                                         after ? std::optional(identityOf(*after)) : std::nullopt,
+                                         checked ? std::span<const std::uint32_t>(
+                                                       worker.crcs.data(), *written / kPageSize)
+                                                 : std::span<const std::uint32_t>{});
                 if (!written) {
                     return written.status();
-                }
-                // The sums just checked are the pages' CRCs now: the next read need not sum them.
-                if (after && (body.io.flags & kBulkChecksums) != 0 &&
-                    body.io.offset % kPageSize == 0) {
-                    crcCache.store(inode, identityOf(*after), ticket, firstPage,
-                                   {worker.crcs.data(), *written / kPageSize});
                 }
                 jobStats.sample(job, JobStats::write_bytes, static_cast<std::int64_t>(*written));
                 return WriteReply{static_cast<std::uint32_t>(*written)};

@@ -62,19 +62,42 @@ private slots:
         const auto during = cache.ticket(7);
         QVERIFY(!during.valid);
         cache.store(7, kLook, during, 0, crcs(10, 4));
-        const auto writer = cache.endChange(7, 0, 4, kLook);
-        cache.store(7, kLook, early, 0, crcs(20, 4)); // summed partly before the write
-        QVERIFY(!holds(cache, 7, kLook, 0, crcs(20, 4)));
-        // The writer's own sums, with the ticket its change ended with.
-        cache.store(7, kLook, writer, 0, crcs(30, 4));
+        // The writer's own sums, kept as its change ends.
+        QVERIFY(cache.endChange(7, 0, 4, kLook, crcs(30, 4)));
         QVERIFY(holds(cache, 7, kLook, 0, crcs(30, 4)));
-        // Two writers at once: the first to end gets no ticket; the second's stands.
+        cache.store(7, kLook, early, 0, crcs(20, 4)); // summed partly before the write
+        QVERIFY(holds(cache, 7, kLook, 0, crcs(30, 4)));
+        // Writers of other pages at the same time (several write RPCs of one object in
+        // flight): each keeps its sums, whichever ends first.
         cache.beginChange(7, 0, 1);
+        cache.beginChange(7, 1, 3);
+        QVERIFY(!holds(cache, 7, kLook, 3, crcs(33, 1))); // nothing while changes run
+        QVERIFY(cache.endChange(7, 0, 1, kLook, crcs(40, 1)));
+        QVERIFY(!holds(cache, 7, kLook, 0, crcs(40, 1))); // the other still runs
+        const PageCrcCache::Identity later{1001, 4 * 4096};
+        QVERIFY(cache.endChange(7, 1, 3, later, crcs(41, 2)));
+        QVERIFY(holds(cache, 7, later, 0, crcs(40, 3)));
+        QVERIFY(holds(cache, 7, later, 3, crcs(33, 1)));
+        // Writers of the same page at the same time: which bytes landed last is unknown, so
+        // neither keeps its sums — in either order of ending, and with a third change that
+        // began and ended between them.
+        cache.beginChange(7, 0, 2);
         cache.beginChange(7, 1, 2);
-        QVERIFY(!cache.endChange(7, 0, 1, kLook).valid);
-        const auto last = cache.endChange(7, 1, 2, kLook);
-        QVERIFY(last.valid);
-        // A writer ending, then another changing the page before the first stores: refused.
+        QVERIFY(!cache.endChange(7, 1, 2, later, crcs(50, 1)));
+        QVERIFY(!cache.endChange(7, 0, 2, later, crcs(51, 2)));
+        QVERIFY(!holds(cache, 7, later, 0, crcs(51, 1)));
+        QVERIFY(!holds(cache, 7, later, 1, crcs(50, 1)));
+        cache.beginChange(7, 2, 3);
+        cache.beginChange(7, 2, 4);
+        cache.beginChange(7, 3, 4);
+        QVERIFY(!cache.endChange(7, 3, 4, later, crcs(60, 1)));
+        QVERIFY(!cache.endChange(7, 2, 4, later, crcs(61, 2)));
+        QVERIFY(!cache.endChange(7, 2, 3, later, crcs(62, 1)));
+        QVERIFY(!holds(cache, 7, later, 2, crcs(62, 1)));
+        // A change the cache did not see begin keeps nothing.
+        QVERIFY(!cache.endChange(7, 0, 1, later, crcs(70, 1)));
+        QVERIFY(!holds(cache, 7, later, 0, crcs(70, 1)));
+        // A writer ending, then another changing the page before a reader stores: refused.
         const auto stale = cache.ticket(7);
         cache.beginChange(7, 0, 1);
         (void)cache.endChange(7, 0, 1, kLook);
@@ -105,7 +128,8 @@ private slots:
         QVERIFY(holds(cache, 7, grown, 4, crcs(50, 1)));
         // A change whose outcome could not be looked at keeps nothing.
         cache.beginChange(7, 0, 1);
-        QVERIFY(!cache.endChange(7, 0, 1, std::nullopt).valid);
+        QVERIFY(!cache.endChange(7, 0, 1, std::nullopt, crcs(60, 1)));
+        QVERIFY(!holds(cache, 7, grown, 0, crcs(60, 1)));
         QVERIFY(!holds(cache, 7, grown, 4, crcs(50, 1)));
     }
 
@@ -146,8 +170,7 @@ private slots:
         QVERIFY(holds(cache, kAll + kShards, kLook, 0, crcs(3, 1)));
         QVERIFY(!holds(cache, 3 * kShards, kLook, 0, crcs(1, 1)));
         const PageCrcCache::Identity after{3000, 4 * 4096};
-        const auto written = cache.endChange(2 * kShards, 0, 1, after);
-        cache.store(2 * kShards, after, written, 0, crcs(4, 1));
+        QVERIFY(cache.endChange(2 * kShards, 0, 1, after, crcs(4, 1)));
         QVERIFY(holds(cache, 2 * kShards, after, 0, crcs(4, 1)));
         // Sums begun before an eviction of their shard are not kept for a new object.
         cache.store(kAll + 2 * kShards, kLook, beforeEviction, 0, crcs(5, 1));
