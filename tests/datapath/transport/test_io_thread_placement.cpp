@@ -309,12 +309,12 @@ private slots:
         // pinned to one CPU, and as it runs.
         const testing::CpuMasks masks = testing::cpuMasks();
         QVERIFY(masks.ok);
-        const cpu_set_t &allowed = masks.allowed;
-        const cpu_set_t &one = masks.one;
-        for (const cpu_set_t *mask : {&one, &allowed}) {
-            QCOMPARE(sched_setaffinity(0, sizeof *mask, mask), 0);
-            start(0, 1); // the I/O threads start under `mask`, as a host's would
-            QCOMPARE(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+        for (const cpu_set_t *mask : {&masks.one, &masks.allowed}) {
+            {
+                const testing::PinnedTo pinned(*mask, masks.allowed);
+                QVERIFY(pinned.ok());
+                start(0, 1); // the I/O threads start under `mask`, as a host's would
+            }
             std::vector<Pair> pairs;
             for (int i = 0; i < 4; ++i) {
                 pairs.push_back(open(0));

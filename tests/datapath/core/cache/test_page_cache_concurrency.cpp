@@ -33,6 +33,15 @@ std::byte pattern(const ObjectKey &key, PageIndex index)
     return static_cast<std::byte>((key.object * 131 + index * 7 + 1) & 0xff);
 }
 
+// A cache of `limitPages`, allocated `chunkPages` at a time.
+PageCache::Options cacheOf(std::size_t limitPages, std::size_t chunkPages = 64)
+{
+    PageCache::Options options;
+    options.limitPages = limitPages;
+    options.chunkBytes = chunkPages * kPageSize;
+    return options;
+}
+
 } // namespace
 
 class TestPageCacheConcurrency : public QObject {
@@ -41,9 +50,7 @@ class TestPageCacheConcurrency : public QObject {
 private slots:
     void readersWritersReclaimAndRelease()
     {
-        PageCache::Options options;
-        options.limitPages = 128;
-        options.chunkBytes = 64 * kPageSize;
+        PageCache::Options options = cacheOf(128);
         options.shards = 4;
         PageCache cache(options);
 
@@ -189,10 +196,7 @@ private slots:
     // page lock and find it uptodate.
     void oneFillerPerPage()
     {
-        PageCache::Options options;
-        options.limitPages = 64;
-        options.chunkBytes = 64 * kPageSize;
-        PageCache cache(options);
+        PageCache cache(cacheOf(64));
         const ObjectKey key{0, 7};
         for (PageIndex index = 0; index < 32; ++index) {
             std::atomic<int> fills{0};
@@ -227,10 +231,7 @@ private slots:
     // single pages too: every page is inserted and filled exactly once, whoever gets it.
     void oneFillerPerPageWithRuns()
     {
-        PageCache::Options options;
-        options.limitPages = 1024;
-        options.chunkBytes = 64 * kPageSize;
-        PageCache cache(options);
+        PageCache cache(cacheOf(1024));
         const ObjectKey key{0, 8};
         constexpr PageIndex kPages = 512;
         std::vector<std::atomic<int>> fills(kPages);
@@ -298,10 +299,7 @@ private slots:
     // without a wake-up call.
     void waitersMarkThePageAndAreWoken()
     {
-        PageCache::Options options;
-        options.limitPages = 16;
-        options.chunkBytes = 16 * kPageSize;
-        PageCache cache(options);
+        PageCache cache(cacheOf(16, 16));
         const ObjectKey key{0, 9};
         Result<PageRef> filling = cache.grab(key, 0, 0);
         QVERIFY(filling.ok());
